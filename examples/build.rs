@@ -1,0 +1,7 @@
+//! Re-emits the cfgs `mpit-sys` found in the installed MPI (`DEP_MPIT_SHIM_*`).
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(mpit_events)");
+    if std::env::var("DEP_MPIT_SHIM_EVENTS").as_deref() == Ok("true") {
+        println!("cargo::rustc-cfg=mpit_events");
+    }
+}

@@ -1,0 +1,448 @@
+//! Build script of `mpit-sys`.
+//!
+//! 1. Finds MPI the way `mpi-sys` does (`build-probe-mpi`: `MPICC`, then `mpicc`, then
+//!    `pkg-config` honouring `MPI_PKG_CONFIG`), so both crates bind the same library.
+//! 2. Reads the installed `mpi.h` for the MPI_T constants by compiling and running a small C
+//!    program (constants are enum items or macros whose names and values differ between
+//!    implementations, so they must come from the header, not from bindgen's mangled names).
+//! 3. Probes which optional parts of MPI_T the header declares (MPI-4 events, newer error
+//!    classes, `MPI_T_BIND_MPI_SESSION`) and sets cfgs for them.
+//! 4. Compiles a C shim holding the handles that are casts or link-time objects in C
+//!    (datatypes, null handles, `MPI_T_PVAR_ALL_HANDLES`).
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Error constants of MPI-3.0 onwards: every MPI_T header has them.
+const ERRORS: &[&str] = &[
+    "MPI_T_ERR_MEMORY",
+    "MPI_T_ERR_NOT_INITIALIZED",
+    "MPI_T_ERR_CANNOT_INIT",
+    "MPI_T_ERR_INVALID_INDEX",
+    "MPI_T_ERR_INVALID_ITEM",
+    "MPI_T_ERR_INVALID_HANDLE",
+    "MPI_T_ERR_OUT_OF_HANDLES",
+    "MPI_T_ERR_OUT_OF_SESSIONS",
+    "MPI_T_ERR_INVALID_SESSION",
+    "MPI_T_ERR_CVAR_SET_NOT_NOW",
+    "MPI_T_ERR_CVAR_SET_NEVER",
+    "MPI_T_ERR_PVAR_NO_STARTSTOP",
+    "MPI_T_ERR_PVAR_NO_WRITE",
+    "MPI_T_ERR_PVAR_NO_ATOMIC",
+    "MPI_T_ERR_INVALID_NAME",
+];
+
+/// Error classes added after MPI-3.0 (`INVALID` in 3.1, the others in 4.0/4.1): macros, so an
+/// `#ifdef` tells whether the header has them.
+const OPTIONAL_ERRORS: &[&str] = &[
+    "MPI_T_ERR_INVALID",
+    "MPI_T_ERR_NOT_ACCESSIBLE",
+    "MPI_T_ERR_NOT_SUPPORTED",
+];
+
+const VERBOSITY: &[&str] = &[
+    "MPI_T_VERBOSITY_USER_BASIC",
+    "MPI_T_VERBOSITY_USER_DETAIL",
+    "MPI_T_VERBOSITY_USER_ALL",
+    "MPI_T_VERBOSITY_TUNER_BASIC",
+    "MPI_T_VERBOSITY_TUNER_DETAIL",
+    "MPI_T_VERBOSITY_TUNER_ALL",
+    "MPI_T_VERBOSITY_MPIDEV_BASIC",
+    "MPI_T_VERBOSITY_MPIDEV_DETAIL",
+    "MPI_T_VERBOSITY_MPIDEV_ALL",
+];
+
+const BIND: &[&str] = &[
+    "MPI_T_BIND_NO_OBJECT",
+    "MPI_T_BIND_MPI_COMM",
+    "MPI_T_BIND_MPI_DATATYPE",
+    "MPI_T_BIND_MPI_ERRHANDLER",
+    "MPI_T_BIND_MPI_FILE",
+    "MPI_T_BIND_MPI_GROUP",
+    "MPI_T_BIND_MPI_OP",
+    "MPI_T_BIND_MPI_REQUEST",
+    "MPI_T_BIND_MPI_WIN",
+    "MPI_T_BIND_MPI_MESSAGE",
+    "MPI_T_BIND_MPI_INFO",
+];
+
+const SCOPE: &[&str] = &[
+    "MPI_T_SCOPE_CONSTANT",
+    "MPI_T_SCOPE_READONLY",
+    "MPI_T_SCOPE_LOCAL",
+    "MPI_T_SCOPE_GROUP",
+    "MPI_T_SCOPE_GROUP_EQ",
+    "MPI_T_SCOPE_ALL",
+    "MPI_T_SCOPE_ALL_EQ",
+];
+
+const PVAR_CLASS: &[&str] = &[
+    "MPI_T_PVAR_CLASS_STATE",
+    "MPI_T_PVAR_CLASS_LEVEL",
+    "MPI_T_PVAR_CLASS_SIZE",
+    "MPI_T_PVAR_CLASS_PERCENTAGE",
+    "MPI_T_PVAR_CLASS_HIGHWATERMARK",
+    "MPI_T_PVAR_CLASS_LOWWATERMARK",
+    "MPI_T_PVAR_CLASS_COUNTER",
+    "MPI_T_PVAR_CLASS_AGGREGATE",
+    "MPI_T_PVAR_CLASS_TIMER",
+    "MPI_T_PVAR_CLASS_GENERIC",
+];
+
+const THREAD_LEVELS: &[&str] = &[
+    "MPI_THREAD_SINGLE",
+    "MPI_THREAD_FUNNELED",
+    "MPI_THREAD_SERIALIZED",
+    "MPI_THREAD_MULTIPLE",
+];
+
+/// MPI-4 event API constants; present exactly when the event functions are declared.
+const EVENT_CONSTS: &[&str] = &[
+    "MPI_T_CB_REQUIRE_NONE",
+    "MPI_T_CB_REQUIRE_MPI_RESTRICTED",
+    "MPI_T_CB_REQUIRE_THREAD_SAFE",
+    "MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE",
+    "MPI_T_SOURCE_ORDERED",
+    "MPI_T_SOURCE_UNORDERED",
+];
+
+/// The MPI basic datatypes the shim exposes: the seven MPI_T uses for variables (MPI-4.1
+/// §15.3.5) and the other basic types an event element may have (§15.3.8).
+const DATATYPES: &[&str] = &[
+    "MPI_INT",
+    "MPI_UNSIGNED",
+    "MPI_UNSIGNED_LONG",
+    "MPI_UNSIGNED_LONG_LONG",
+    "MPI_COUNT",
+    "MPI_CHAR",
+    "MPI_DOUBLE",
+    "MPI_SHORT",
+    "MPI_LONG",
+    "MPI_LONG_LONG",
+    "MPI_SIGNED_CHAR",
+    "MPI_UNSIGNED_CHAR",
+    "MPI_UNSIGNED_SHORT",
+    "MPI_FLOAT",
+    "MPI_LONG_DOUBLE",
+    "MPI_WCHAR",
+    "MPI_C_BOOL",
+    "MPI_INT8_T",
+    "MPI_INT16_T",
+    "MPI_INT32_T",
+    "MPI_INT64_T",
+    "MPI_UINT8_T",
+    "MPI_UINT16_T",
+    "MPI_UINT32_T",
+    "MPI_UINT64_T",
+    "MPI_AINT",
+    "MPI_OFFSET",
+    "MPI_BYTE",
+];
+
+const NO_MPI: &str = "\
+mpit-sys: no MPI library was found.
+Install one, e.g. on Debian: `apt-get install libmpich-dev mpich libclang-dev` \
+(or `libopenmpi-dev openmpi-bin`), or point the build at an installed one with \
+MPICC=/path/to/mpicc (or MPI_PKG_CONFIG=<pkg-config name>). \
+`scripts/setup` in the mpit-rs repository installs everything the project uses.";
+
+/// C lines printing an `Option<c_int>` constant: `Some` when the preprocessor line `cond` holds.
+fn optional(name: &str, cond: &str) -> String {
+    format!(
+        "{cond}\n  OPT({name});\n#else\n  printf(\"/// `{name}`: not declared by the installed \
+         mpi.h.\\npub const {name}: Option<c_int> = None;\\n\");\n#endif"
+    )
+}
+
+fn main() {
+    for var in ["MPICC", "MPI_PKG_CONFIG", "PKG_CONFIG_PATH", "CC", "CFLAGS"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo:rerun-if-changed=build.rs");
+    for cfg in [
+        "mpit_events",
+        "mpit_bind_session",
+        "mpit_err_invalid",
+        "mpit_err_not_accessible",
+        "mpit_err_not_supported",
+        "mpich",
+        "open_mpi",
+    ] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+    }
+
+    let lib = match build_probe_mpi::probe() {
+        Ok(lib) => lib,
+        Err(errs) => {
+            let mut reasons = String::new();
+            for (i, e) in errs.iter().enumerate() {
+                let _ = writeln!(reasons, "  probe {}: {}", i + 1, e.to_string().trim());
+            }
+            panic!("\n{NO_MPI}\nWhat was tried:\n{reasons}");
+        }
+    };
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    // The compiler used for probes and the shim: the probe's mpicc when there is one (so the
+    // header is exactly the one mpi-sys sees), otherwise the C compiler with the include paths.
+    let mut base = cc::Build::new();
+    base.cargo_warnings(false);
+    if let Some(mpicc) = &lib.mpicc {
+        base.compiler(mpicc);
+    }
+    for inc in &lib.include_paths {
+        base.include(inc);
+    }
+    let compiler = base.get_compiler();
+    let includes: Vec<String> = lib
+        .include_paths
+        .iter()
+        .map(|p| format!("-I{}", p.display()))
+        .collect();
+
+    let compiles = |name: &str, body: &str| -> bool {
+        let src = out.join(format!("probe_{name}.c"));
+        fs::write(&src, format!("#include <mpi.h>\n{body}\n")).expect("write probe");
+        let status = compiler
+            .to_command()
+            .args(&includes)
+            .arg("-fsyntax-only")
+            .arg("-Werror=implicit-function-declaration")
+            .arg(&src)
+            .output()
+            .expect("run the C compiler");
+        status.status.success()
+    };
+
+    let events = compiles(
+        "events",
+        "int f(void) { MPI_T_event_registration r; MPI_T_event_instance i; \
+         MPI_T_cb_safety s = MPI_T_CB_REQUIRE_NONE; MPI_T_source_order o = MPI_T_SOURCE_ORDERED; \
+         (void)r; (void)i; (void)s; (void)o; \
+         return MPI_T_event_handle_alloc(0, 0, MPI_INFO_NULL, &r) + MPI_T_source_get_num(0); }",
+    );
+    let bind_session = compiles("bind_session", "int x = MPI_T_BIND_MPI_SESSION;");
+    let category_events = events
+        && compiles(
+            "category_events",
+            "int f(void) { int n; return MPI_T_category_get_num_events(0, &n); }",
+        );
+    // Datatypes differ in availability only for the newest ones; probe each so a missing one is
+    // NULL in the shim instead of a build failure.
+    let datatypes: Vec<(&str, bool)> = DATATYPES
+        .iter()
+        .map(|&dt| {
+            let ok = compiles(
+                &format!("dt_{dt}"),
+                &format!("MPI_Datatype f(void) {{ return {dt}; }}"),
+            );
+            (dt, ok)
+        })
+        .collect();
+
+    if events {
+        println!("cargo:rustc-cfg=mpit_events");
+    }
+    if bind_session {
+        println!("cargo:rustc-cfg=mpit_bind_session");
+    }
+
+    // --- constants: compile and run a generator ---------------------------------------------
+    let mut gen_c = String::from(
+        "#include <mpi.h>\n#include <stdio.h>\n#include <stddef.h>\n\
+         #define C(n) printf(\"/// `%s` of the installed mpi.h.\\npub const %s: c_int = %d;\\n\", #n, #n, (int)(n))\n\
+         #define OPT(n) printf(\"/// `%s` of the installed mpi.h (`None`: the header does not declare it).\\npub const %s: Option<c_int> = Some(%d);\\n\", #n, #n, (int)(n))\n\
+         #define SZ(t) printf(\"/// `sizeof(%s)` in C.\\npub const SIZEOF_%s: usize = %d;\\n\", #t, #t, (int)sizeof(t))\n\
+         int main(void) {\n",
+    );
+    let group = |out_c: &mut String, names: &[&str]| {
+        for n in names {
+            let _ = writeln!(out_c, "  C({n});");
+        }
+    };
+    group(&mut gen_c, ERRORS);
+    group(&mut gen_c, VERBOSITY);
+    group(&mut gen_c, BIND);
+    group(&mut gen_c, SCOPE);
+    group(&mut gen_c, PVAR_CLASS);
+    group(&mut gen_c, THREAD_LEVELS);
+    group(
+        &mut gen_c,
+        &[
+            "MPI_SUCCESS",
+            "MPI_ERR_LASTCODE",
+            "MPI_VERSION",
+            "MPI_SUBVERSION",
+        ],
+    );
+    if events {
+        group(&mut gen_c, EVENT_CONSTS);
+    }
+    let _ = writeln!(
+        gen_c,
+        "{}",
+        optional(
+            "MPI_T_BIND_MPI_SESSION",
+            if bind_session { "#if 1" } else { "#if 0" }
+        )
+    );
+    for n in OPTIONAL_ERRORS {
+        let cfg = format!("mpit_{}", n.trim_start_matches("MPI_T_").to_lowercase());
+        let present = format!("#ifdef {n}\n  printf(\"@cfg {cfg}\\n\");");
+        let _ = writeln!(gen_c, "{}", optional(n, &present));
+    }
+    for t in [
+        "int",
+        "long",
+        "MPI_Count",
+        "MPI_Aint",
+        "MPI_Offset",
+        "MPI_Datatype",
+        "MPI_T_enum",
+    ] {
+        let _ = writeln!(gen_c, "  SZ({t});");
+    }
+    gen_c.push_str(
+        "#if defined(MPICH_VERSION)\n\
+         printf(\"@cfg mpich\\n@impl MPICH\\n@version %s\\n\", MPICH_VERSION);\n\
+         #elif defined(OPEN_MPI)\n\
+         printf(\"@cfg open_mpi\\n@impl Open MPI\\n@version %d.%d.%d\\n\", \
+           OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION);\n\
+         #else\n\
+         printf(\"@impl unknown\\n@version unknown\\n\");\n\
+         #endif\n  return 0;\n}\n",
+    );
+    let gen_src = out.join("mpit_consts_gen.c");
+    let gen_bin = out.join("mpit_consts_gen");
+    fs::write(&gen_src, gen_c).expect("write generator");
+    // No MPI function is called, so the generator links without libmpi and runs anywhere the
+    // build runs (a cross build would need the constants generated on the target instead).
+    let o = compiler
+        .to_command()
+        .args(&includes)
+        .arg(&gen_src)
+        .arg("-o")
+        .arg(&gen_bin)
+        .output()
+        .expect("run the C compiler");
+    assert!(
+        o.status.success(),
+        "mpit-sys: compiling the constant generator against mpi.h failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run = Command::new(&gen_bin).output().expect("run generator");
+    assert!(run.status.success(), "mpit-sys: constant generator failed");
+    let mut consts = String::from("// Generated by mpit-sys/build.rs from the installed mpi.h.\n");
+    for line in String::from_utf8(run.stdout).expect("ascii").lines() {
+        if let Some(cfg) = line.strip_prefix("@cfg ") {
+            println!("cargo:rustc-cfg={cfg}");
+        } else if let Some(name) = line.strip_prefix("@impl ") {
+            let _ = writeln!(
+                consts,
+                "/// The MPI implementation whose header was read (`MPICH`, `Open MPI`).\n\
+                 pub const IMPLEMENTATION: &str = {name:?};"
+            );
+        } else if let Some(v) = line.strip_prefix("@version ") {
+            let _ = writeln!(
+                consts,
+                "/// The implementation's own version (`MPICH_VERSION`, `OMPI_*_VERSION`).\n\
+                 pub const IMPLEMENTATION_VERSION: &str = {v:?};"
+            );
+        } else {
+            consts.push_str(line);
+            consts.push('\n');
+        }
+    }
+    let facts: [(&str, &str, String); 5] = [
+        ("HAS_EVENTS", "bool", format!("{events}")),
+        ("HAS_CATEGORY_EVENTS", "bool", format!("{category_events}")),
+        ("HAS_BIND_SESSION", "bool", format!("{bind_session}")),
+        (
+            "BUILD_MPICC",
+            "&str",
+            format!("{:?}", lib.mpicc.clone().unwrap_or_default()),
+        ),
+        (
+            "BUILD_MPI_LIBRARY_VERSION",
+            "&str",
+            format!("{:?}", lib.version),
+        ),
+    ];
+    let docs = [
+        "Whether the header declares the MPI-4 event API (`cfg(mpit_events)`).",
+        "Whether the header declares `MPI_T_category_get_events`.",
+        "Whether the header declares `MPI_T_BIND_MPI_SESSION` (`cfg(mpit_bind_session)`).",
+        "The `mpicc` the build found (empty when found through pkg-config).",
+        "The library version `build-probe-mpi` reported at build time.",
+    ];
+    for ((name, ty, value), doc) in facts.iter().zip(docs) {
+        let _ = writeln!(consts, "/// {doc}\npub const {name}: {ty} = {value};");
+    }
+    // Dependents' build scripts see these as DEP_MPIT_SHIM_* and can re-emit the cfgs.
+    println!("cargo::metadata=events={events}");
+    println!("cargo::metadata=bind_session={bind_session}");
+    let mpicc = lib.mpicc.clone().unwrap_or_default();
+    fs::write(out.join("consts.rs"), consts).expect("write consts.rs");
+    // Let the crate's tests compile C programs with the same wrapper.
+    println!("cargo:rustc-env=MPIT_SYS_MPICC={mpicc}");
+    println!("cargo:rustc-env=MPIT_SYS_CFLAGS={}", includes.join(" "));
+    let libs: Vec<String> = lib
+        .lib_paths
+        .iter()
+        .map(|p| format!("-L{}", p.display()))
+        .chain(lib.libs.iter().map(|l| format!("-l{l}")))
+        .collect();
+    println!("cargo:rustc-env=MPIT_SYS_LDFLAGS={}", libs.join(" "));
+
+    // --- the shim ------------------------------------------------------------------------------
+    let mut shim = String::from(
+        "/* Generated by mpit-sys/build.rs: handles that are casts or link-time objects in C. */\n\
+         #include <stddef.h>\n#include <mpi.h>\n\n",
+    );
+    for (dt, ok) in &datatypes {
+        let value = if *ok { *dt } else { "MPI_DATATYPE_NULL" };
+        let _ = writeln!(shim, "const MPI_Datatype MPIT_SYS_{dt} = {value};");
+    }
+    shim.push_str(
+        "const MPI_Datatype MPIT_SYS_MPI_DATATYPE_NULL = MPI_DATATYPE_NULL;\n\
+         const MPI_T_enum MPIT_SYS_MPI_T_ENUM_NULL = MPI_T_ENUM_NULL;\n\
+         const MPI_T_cvar_handle MPIT_SYS_MPI_T_CVAR_HANDLE_NULL = MPI_T_CVAR_HANDLE_NULL;\n\
+         const MPI_T_pvar_handle MPIT_SYS_MPI_T_PVAR_HANDLE_NULL = MPI_T_PVAR_HANDLE_NULL;\n\
+         const MPI_T_pvar_session MPIT_SYS_MPI_T_PVAR_SESSION_NULL = MPI_T_PVAR_SESSION_NULL;\n\
+         /* MPICH declares MPI_T_PVAR_ALL_HANDLES as an extern object, not a constant expression. */\n\
+         MPI_T_pvar_handle mpit_sys_pvar_all_handles(void) { return MPI_T_PVAR_ALL_HANDLES; }\n\
+         const MPI_Info MPIT_SYS_MPI_INFO_NULL = MPI_INFO_NULL;\n",
+    );
+    let shim_src = out.join("mpit_shim.c");
+    fs::write(&shim_src, shim).expect("write shim");
+    base.file(&shim_src).compile("mpit_shim");
+
+    // Rust declarations of the shim's objects, one per datatype.
+    let mut decls = String::from("// Generated by mpit-sys/build.rs.\nunsafe extern \"C\" {\n");
+    let mut table = String::new();
+    for (dt, ok) in &datatypes {
+        let note = if *ok {
+            ""
+        } else {
+            " Not declared by this MPI's header: `MPI_DATATYPE_NULL`."
+        };
+        let _ = writeln!(
+            decls,
+            "    /// The datatype handle `{dt}` of the installed MPI.{note}\n    \
+             #[link_name = \"MPIT_SYS_{dt}\"]\n    pub safe static {dt}: MPI_Datatype;"
+        );
+        let _ = writeln!(table, "        ({dt:?}, {dt}, {ok}),");
+    }
+    decls.push_str("}\n");
+    let _ = write!(
+        decls,
+        "/// Every basic datatype handle the shim exposes: C name, handle, and whether this MPI's\n\
+         /// header declares it (a missing one is `MPI_DATATYPE_NULL`).\n\
+         pub fn datatypes() -> [(&'static str, MPI_Datatype, bool); {}] {{\n    [\n{table}    ]\n}}\n",
+        datatypes.len()
+    );
+    fs::write(out.join("shim.rs"), decls).expect("write shim.rs");
+}
