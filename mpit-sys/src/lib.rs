@@ -19,7 +19,7 @@
 //!
 //! Everything here is `unsafe` to call: the safe layer is `mpit-safe`.
 //!
-//! ```no_run
+//! ```
 //! use mpit_sys::*;
 //! let mut provided = 0;
 //! let mut n = 0;
