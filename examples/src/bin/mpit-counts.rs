@@ -71,8 +71,9 @@ fn library_version() -> String {
         .lines()
         .next()
         .unwrap_or("")
-        .trim()
-        .to_owned()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn run(kv: bool) -> Result<(), String> {
