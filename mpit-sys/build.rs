@@ -110,7 +110,7 @@ const EVENT_CONSTS: &[&str] = &[
 ];
 
 /// The MPI basic datatypes the shim exposes: the seven MPI_T uses for variables (MPI-4.1
-/// §15.3.5) and the other basic types an event element may have (§15.3.8).
+/// §16.3.5) and the other basic types an event element may have (§16.3.8).
 const DATATYPES: &[&str] = &[
     "MPI_INT",
     "MPI_UNSIGNED",

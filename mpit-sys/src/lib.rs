@@ -40,7 +40,7 @@ pub use mpi_sys;
 /// MPI_T and MPI constants of the installed `mpi.h`, under their C names.
 ///
 /// Generated at build time by compiling a C program against the header; the values are the
-/// implementation's own (MPI-4.1 §15.3 only fixes the names).
+/// implementation's own (MPI-4.1 §16.3 only fixes the names).
 pub mod consts {
     use core::ffi::c_int;
     include!(concat!(env!("OUT_DIR"), "/consts.rs"));
@@ -63,7 +63,7 @@ pub use mpi_sys::{
 // MPI_T handle types.
 pub use mpi_sys::{MPI_T_cvar_handle, MPI_T_enum, MPI_T_pvar_handle, MPI_T_pvar_session};
 
-// MPI_T functions of MPI-3.0/3.1 (MPI-4.1 §15.3.4–§15.3.9).
+// MPI_T functions of MPI-3.0/3.1 (MPI-4.1 §16.3.4–§16.3.9).
 pub use mpi_sys::{
     MPI_T_category_changed, MPI_T_category_get_categories, MPI_T_category_get_cvars,
     MPI_T_category_get_index, MPI_T_category_get_info, MPI_T_category_get_num,
@@ -76,7 +76,7 @@ pub use mpi_sys::{
     MPI_T_pvar_write,
 };
 
-// The MPI-4 event API (MPI-4.1 §15.3.8), where the header declares it.
+// The MPI-4 event API (MPI-4.1 §16.3.8), where the header declares it.
 #[cfg(mpit_events)]
 pub use mpi_sys::{
     MPI_T_category_get_events, MPI_T_category_get_num_events, MPI_T_cb_safety,
@@ -120,7 +120,7 @@ unsafe extern "C" {
 }
 
 /// `MPI_T_PVAR_ALL_HANDLES`: the pseudo-handle that makes `MPI_T_pvar_start`, `_stop` and
-/// `_reset` act on every handle of a session (MPI-4.1 §15.3.7).
+/// `_reset` act on every handle of a session (MPI-4.1 §16.3.7).
 ///
 /// A function rather than a static because MPICH declares it as an extern object, which C does
 /// not allow as the initializer of another constant.

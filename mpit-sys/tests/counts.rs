@@ -138,7 +138,7 @@ fn counts_equal_those_of_c() {
     check("MPI_Finalize", unsafe { MPI_Finalize() });
     let rust = format!("{before}\n{after}\n");
     assert_eq!(rust, c, "Rust (left) and C (right) counts differ");
-    // The standard lets counts grow after MPI_Init but never shrink (MPI-4.1 §15.3.6/7/9).
+    // The standard lets counts grow after MPI_Init but never shrink (MPI-4.1 §16.3.6/7/9).
     let nums = |l: &str| -> Vec<i64> { l.split(' ').skip(1).map(|n| n.parse().unwrap()).collect() };
     for (b, a) in nums(&before).iter().zip(nums(&after)) {
         assert!(
