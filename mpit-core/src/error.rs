@@ -4,7 +4,8 @@
 //! Every MPI_T error class has a variant of [`Error`] that keeps the raw code
 //! the implementation returned, because codes differ between implementations
 //! and a report should show what the library really said. The mapping from a
-//! raw code to a class is the job of `mpit-sys`; this crate never sees an
+//! raw code to a class is the job of `mpit-safe` (with the constants
+//! `mpit-sys` reads from the installed `mpi.h`); this crate never sees an
 //! implementation's numbering.
 
 use crate::bind::Bind;
