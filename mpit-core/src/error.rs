@@ -316,6 +316,15 @@ pub enum Error {
         /// The raw value.
         value: i64,
     },
+    /// `MPI_T_init_thread` provided a lower thread level than a type that needs it
+    /// (e.g. a `Send + Sync` init token needs `MPI_THREAD_MULTIPLE`).
+    #[error("thread level {requested} requested, the implementation provides {provided}")]
+    ThreadLevelUnavailable {
+        /// The level the caller needs.
+        requested: crate::ThreadLevel,
+        /// The level MPI_T provided.
+        provided: crate::ThreadLevel,
+    },
     /// A value that breaks a rule of the standard or of this crate.
     #[error("invalid value: {0}")]
     InvalidValue(String),

@@ -69,6 +69,7 @@ pub mod event;
 pub mod info;
 pub mod pvar;
 pub mod string;
+pub mod thread;
 pub mod verbosity;
 
 pub use bind::Bind;
@@ -85,4 +86,5 @@ pub use pvar::{
     PvarClass, SampleStats, StartingValue, Tracker, Watermark, WatermarkTracker,
 };
 pub use string::{MAX_FETCH_ATTEMPTS, MAX_STRING_LEN, MpiString, fetch_string};
+pub use thread::ThreadLevel;
 pub use verbosity::{Audience, Detail, Verbosity};

@@ -1,9 +1,33 @@
-//! Safe interface to MPI_T: re-exports the vocabulary of [`mpit_core`] and the raw layer
-//! [`mpit_sys`], the way `zstd` re-exports `zstd-safe` and `zstd-sys`.
+//! Safe, zero-cost access to the MPI tool information interface (MPI_T, MPI-4.1 §16.3).
 //!
-//! The RAII init token, enumeration, control and performance variables come with the
-//! mpit-safe issue; this crate is the foundation's placeholder.
-#![forbid(unsafe_op_in_unsafe_fn)]
+//! Layers, in the manner of `zstd`: this crate re-exports the vocabulary of [`mpit_core`]
+//! (flat, so `mpit_safe::Verbosity` is `mpit_core::Verbosity`) and the raw layer as
+//! [`sys`].
+//!
+//! * [`Mpit`]: an initialisation of MPI_T (`MPI_T_init_thread` / `MPI_T_finalize`); every other
+//!   object borrows it.
+//! * Enumeration: [`Mpit::cvars`], [`Mpit::pvars`], [`Mpit::categories`] list everything with
+//!   holes reported per index ([`Listing`]); [`Mpit::cvar_index`], [`Mpit::pvar_index`],
+//!   [`Mpit::category_index`] look a name up once.
+//!
+//! ```
+//! use mpit_safe::Mpit;
+//! let mpit = Mpit::init()?;
+//! let cvars = mpit.cvars()?;
+//! for v in cvars.entries.iter().take(3) {
+//!     println!("{} ({}, {}, {}): {}", v.name, v.datatype, v.scope, v.verbosity, v.description);
+//! }
+//! println!("{} of {} indices are holes", cvars.holes.len(), cvars.count);
+//! # Ok::<(), mpit_safe::Error>(())
+//! ```
 
 pub use mpit_core as core;
+pub use mpit_core::*;
 pub use mpit_sys as sys;
+
+mod init;
+mod query;
+mod raw;
+
+pub use init::{Mpit, level};
+pub use query::Listing;

@@ -1,0 +1,271 @@
+//! Initialisation and finalisation of the tool information interface (MPI-4.1 §16.3.4).
+
+use std::ffi::c_int;
+use std::marker::PhantomData;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::thread::{self, ThreadId};
+
+use mpit_core::{Error, Result, ThreadLevel};
+use mpit_sys as sys;
+
+use crate::raw::check;
+
+/// Thread-level markers for [`Mpit`]: the level a token was initialised with decides whether it
+/// may move to or be shared with other threads.
+pub mod level {
+    use mpit_core::ThreadLevel;
+
+    mod sealed {
+        pub trait Sealed {}
+    }
+
+    /// A thread support level known at compile time.
+    pub trait Level: sealed::Sealed + 'static {
+        /// The level this marker stands for.
+        const LEVEL: ThreadLevel;
+    }
+
+    macro_rules! level {
+        ($($(#[$doc:meta])* $name:ident = $v:ident),* $(,)?) => {$(
+            $(#[$doc])*
+            #[derive(Debug, Clone, Copy)]
+            pub enum $name {}
+            impl sealed::Sealed for $name {}
+            impl Level for $name {
+                const LEVEL: ThreadLevel = ThreadLevel::$v;
+            }
+        )*};
+    }
+
+    level! {
+        /// `MPI_THREAD_SINGLE`: the token stays on its thread (neither `Send` nor `Sync`).
+        Single = Single,
+        /// `MPI_THREAD_FUNNELED`: MPI_T calls come from the initialising thread only (neither
+        /// `Send` nor `Sync`).
+        Funneled = Funneled,
+        /// `MPI_THREAD_SERIALIZED`: requested from MPI, but the token is neither `Send` nor
+        /// `Sync`: two tokens on two threads could otherwise call concurrently.
+        Serialized = Serialized,
+        /// `MPI_THREAD_MULTIPLE`: any thread at any time (`Send` and `Sync`).
+        Multiple = Multiple,
+    }
+}
+
+use level::{Level, Multiple, Single};
+
+/// An initialisation of MPI_T: `MPI_T_init_thread` on creation, `MPI_T_finalize` on drop.
+///
+/// Everything MPI_T offers is reached through a token, and everything it hands out (sessions,
+/// handles) borrows it, so nothing can outlive the `MPI_T_finalize` that may invalidate it.
+/// Several tokens may live at once: MPI_T counts initialisations and stays initialised until the
+/// last one is finalised (MPI-4.1 §16.3.4).
+///
+/// `L` is the thread level the token needs ([`level::Single`] by default); [`Mpit::init`] fails
+/// with [`Error::ThreadLevelUnavailable`] if MPI_T provides less. Only a token that got
+/// `MPI_THREAD_MULTIPLE` is `Send` and `Sync`. Below that level MPI_T must not be called from two
+/// threads, so tokens are confined: while one lives on a thread, creating one on another thread
+/// fails with [`Error::ThreadLevelUnavailable`] (requested `MPI_THREAD_MULTIPLE`) instead of
+/// racing inside the MPI library.
+///
+/// # Ordering with `MPI_Init`/`MPI_Finalize`
+/// The standard lets MPI_T be initialised and finalised at any time, and real implementations
+/// crash on some orderings of raw calls. Through this type every ordering is safe on the four
+/// implementations tested: the first token also makes one process-lifetime initialisation that
+/// is never finalised, so MPI_T's count of initialisations never drops to zero (the crashes all
+/// follow a return to zero). Tokens may be created and dropped before `MPI_Init`, between it and
+/// `MPI_Finalize` (e.g. around rsmpi's `Universe`), and after it, in any order.
+///
+/// ```
+/// use mpit_safe::Mpit;
+/// let mpit = Mpit::init()?;
+/// println!("{} control variables", mpit.cvar_count()?);
+/// mpit.finalize()?; // or drop it
+/// # Ok::<(), mpit_safe::Error>(())
+/// ```
+#[doc(alias = "MPI_T_init_thread")]
+#[doc(alias = "MPI_T_finalize")]
+#[derive(Debug)]
+pub struct Mpit<L: Level = Single> {
+    provided: ThreadLevel,
+    finalized: bool,
+    // Neither Send nor Sync unless `L` says so (impls below).
+    _level: PhantomData<(L, *const ())>,
+}
+
+// SAFETY: at MPI_THREAD_MULTIPLE MPI_T may be called from any thread at any time.
+unsafe impl Send for Mpit<Multiple> {}
+// SAFETY: as above: concurrent calls are allowed at MPI_THREAD_MULTIPLE.
+unsafe impl Sync for Mpit<Multiple> {}
+
+impl Mpit<Single> {
+    /// `MPI_T_init_thread(MPI_THREAD_SINGLE)`.
+    pub fn init() -> Result<Mpit<Single>> {
+        Mpit::<Single>::init_thread()
+    }
+}
+
+impl<L: Level> Mpit<L> {
+    /// `MPI_T_init_thread` requesting `L`; fails (after finalising again) if MPI_T provides less.
+    ///
+    /// ```
+    /// use mpit_safe::{Mpit, level::Multiple};
+    /// match Mpit::<Multiple>::init_thread() {
+    ///     Ok(mpit) => std::thread::scope(|s| {
+    ///         s.spawn(|| mpit.cvar_count().unwrap());
+    ///     }),
+    ///     Err(e) => println!("no MPI_THREAD_MULTIPLE here: {e}"),
+    /// }
+    /// ```
+    #[doc(alias = "MPI_T_init_thread")]
+    pub fn init_thread() -> Result<Mpit<L>> {
+        let mut confined = (L::LEVEL < ThreadLevel::Multiple)
+            .then(Confinement::enter)
+            .transpose()?;
+        anchor(L::LEVEL)?;
+        let mut provided: c_int = 0;
+        // SAFETY: MPI_T_init_thread may be called at any time, any number of times; below
+        // MPI_THREAD_MULTIPLE the confinement guarantees no other thread is inside MPI_T.
+        check(unsafe { sys::MPI_T_init_thread(raw_level(L::LEVEL), &mut provided) })?;
+        if let Some(c) = confined.as_mut() {
+            c.keep();
+        }
+        let mpit = Mpit {
+            provided: level_from_raw(provided),
+            finalized: false,
+            _level: PhantomData,
+        };
+        if !mpit.provided.satisfies(L::LEVEL) {
+            let provided = mpit.provided;
+            mpit.finalize()?;
+            return Err(Error::ThreadLevelUnavailable {
+                requested: L::LEVEL,
+                provided,
+            });
+        }
+        Ok(mpit)
+    }
+
+    /// The thread level `MPI_T_init_thread` provided (at least `L`).
+    pub fn provided(&self) -> ThreadLevel {
+        self.provided
+    }
+
+    /// `MPI_T_finalize`, reporting its return code (dropping the token ignores it).
+    #[doc(alias = "MPI_T_finalize")]
+    pub fn finalize(mut self) -> Result<()> {
+        self.finalized = true;
+        // SAFETY: balances this token's MPI_T_init_thread; nothing borrows the token any more.
+        let rc = check(unsafe { sys::MPI_T_finalize() });
+        self.release();
+        rc
+    }
+
+    fn release(&mut self) {
+        if L::LEVEL < ThreadLevel::Multiple {
+            Confinement::leave();
+        }
+    }
+}
+
+impl<L: Level> Drop for Mpit<L> {
+    fn drop(&mut self) {
+        if !self.finalized {
+            // SAFETY: balances this token's MPI_T_init_thread; borrows of the token have ended.
+            // A failure cannot be reported from drop: `finalize` reports it.
+            let _ = unsafe { sys::MPI_T_finalize() };
+            self.release();
+        }
+    }
+}
+
+/// The process-lifetime initialisation of MPI_T, made before the first token's.
+static ANCHOR: OnceLock<c_int> = OnceLock::new();
+
+/// Initialises MPI_T once for the rest of the process and never finalises it, so the count of
+/// initialisations never returns to zero. Balancing every init with a finalize is what the
+/// standard asks, but the implementations tested here crash when the count does return to zero
+/// and MPI_T or MPI is initialised again (MPICH 4.0.2: the first MPI_T call after a
+/// re-initialisation segfaults, and so does `MPI_Init` after a closed MPI_T cycle, as on Open
+/// MPI 5.0.11), or when the last `MPI_T_finalize` follows `MPI_Finalize` (Open MPI 4.1,
+/// open-mpi/ompi#11485). With the anchor, every ordering works on all four and none complains at
+/// exit (`mpit-safe/tests/ordering.rs` records the raw behaviour).
+fn anchor(level: ThreadLevel) -> Result<()> {
+    let rc = *ANCHOR.get_or_init(|| {
+        let mut provided = 0;
+        // SAFETY: as in `init_thread`; runs once per process.
+        unsafe { sys::MPI_T_init_thread(raw_level(level), &mut provided) }
+    });
+    check(rc)
+}
+
+/// The thread that owns MPI_T while tokens below `MPI_THREAD_MULTIPLE` live, and how many.
+static CONFINED: Mutex<Option<(ThreadId, usize)>> = Mutex::new(None);
+
+/// A claim on [`CONFINED`] for the calling thread; undone on drop unless kept.
+struct Confinement {
+    kept: bool,
+}
+
+impl Confinement {
+    fn lock() -> MutexGuard<'static, Option<(ThreadId, usize)>> {
+        // The data is a plain counter: a panic elsewhere cannot leave it half-written.
+        CONFINED.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn enter() -> Result<Confinement> {
+        let me = thread::current().id();
+        let mut g = Confinement::lock();
+        match &mut *g {
+            Some((owner, n)) if *owner == me => *n += 1,
+            Some(_) => {
+                return Err(Error::ThreadLevelUnavailable {
+                    requested: ThreadLevel::Multiple,
+                    provided: ThreadLevel::Single,
+                });
+            }
+            None => *g = Some((me, 1)),
+        }
+        Ok(Confinement { kept: false })
+    }
+
+    fn keep(&mut self) {
+        self.kept = true;
+    }
+
+    fn leave() {
+        let mut g = Confinement::lock();
+        if let Some((_, n)) = &mut *g {
+            *n -= 1;
+            if *n == 0 {
+                *g = None;
+            }
+        }
+    }
+}
+
+impl Drop for Confinement {
+    fn drop(&mut self) {
+        if !self.kept {
+            Confinement::leave();
+        }
+    }
+}
+
+pub(crate) fn raw_level(l: ThreadLevel) -> c_int {
+    match l {
+        ThreadLevel::Single => sys::MPI_THREAD_SINGLE,
+        ThreadLevel::Funneled => sys::MPI_THREAD_FUNNELED,
+        ThreadLevel::Serialized => sys::MPI_THREAD_SERIALIZED,
+        ThreadLevel::Multiple => sys::MPI_THREAD_MULTIPLE,
+    }
+}
+
+/// The provided level; anything unexpected counts as the lowest (never over-promise).
+pub(crate) fn level_from_raw(v: c_int) -> ThreadLevel {
+    match v {
+        sys::MPI_THREAD_MULTIPLE => ThreadLevel::Multiple,
+        sys::MPI_THREAD_SERIALIZED => ThreadLevel::Serialized,
+        sys::MPI_THREAD_FUNNELED => ThreadLevel::Funneled,
+        _ => ThreadLevel::Single,
+    }
+}
