@@ -9,6 +9,10 @@
 //! * Enumeration: [`Mpit::cvars`], [`Mpit::pvars`], [`Mpit::categories`] list everything with
 //!   holes reported per index ([`Listing`]); [`Mpit::cvar_index`], [`Mpit::pvar_index`],
 //!   [`Mpit::category_index`] look a name up once.
+//! * Control variables: [`CvarHandle`] reads and writes `T: Scalar` checked against the
+//!   variable's datatype, slices for counts above one, strings for `MPI_CHAR`, [`Value`]s
+//!   through [`DynCvarHandle`]; bound to an [`MpiObject`] (rsmpi's objects, [`NoObject`],
+//!   [`RawObject`]).
 //!
 //! ```
 //! use mpit_safe::Mpit;
@@ -25,9 +29,13 @@ pub use mpit_core as core;
 pub use mpit_core::*;
 pub use mpit_sys as sys;
 
+mod control;
 mod init;
+mod object;
 mod query;
 mod raw;
 
+pub use control::{CvarHandle, DynCvarHandle};
 pub use init::{Mpit, level};
+pub use object::{MpiObject, NoObject, RawObject};
 pub use query::Listing;

@@ -1,0 +1,252 @@
+//! Control variables: handles, typed and dynamic reads and writes (MPI-4.1 §16.3.6).
+
+use std::ffi::c_int;
+use std::marker::PhantomData;
+
+use mpit_core::{CvarInfo, Datatype, Error, MpiString, Result, Scalar, Value};
+use mpit_sys as sys;
+
+use crate::init::{Mpit, level::Level, level::Multiple};
+use crate::object::{MpiObject, NoObject};
+use crate::raw::{check, non_negative};
+
+/// Ties a handle to its init token and element type without owning either.
+type Borrow<'a, L, T> = PhantomData<(&'a Mpit<L>, fn() -> T)>;
+
+/// A handle on one control variable bound to one object, reading and writing `T`.
+///
+/// `T` is checked against the variable's datatype when the handle is allocated
+/// ([`Error::TypeMismatch`] otherwise), so a read never reinterprets bytes. The handle borrows
+/// the init token and the bound object and frees itself (`MPI_T_cvar_handle_free`) on drop.
+///
+/// ```
+/// use mpit_safe::{Mpit, Datatype};
+/// let mpit = Mpit::init()?;
+/// // The first unbound integer control variable of this MPI, whatever it is.
+/// let cvars = mpit.cvars()?;
+/// if let Some(v) = cvars.entries.iter().find(|v| {
+///     v.datatype == Datatype::Int && v.bind == mpit_safe::Bind::NoObject
+/// }) {
+///     let h = mpit.cvar_handle::<i32>(v.index)?;
+///     if h.count() == 1 {
+///         println!("{} = {}", v.name, h.read()?);
+///     }
+/// }
+/// # Ok::<(), mpit_safe::Error>(())
+/// ```
+#[doc(alias = "MPI_T_cvar_handle")]
+pub struct CvarHandle<'a, T, L: Level = crate::level::Single> {
+    handle: sys::MPI_T_cvar_handle,
+    count: usize,
+    info: CvarInfo,
+    _borrow: Borrow<'a, L, T>,
+}
+
+// SAFETY: at MPI_THREAD_MULTIPLE MPI_T calls may come from any thread at any time, and the
+// handle is only an opaque token of the library.
+unsafe impl<T> Send for CvarHandle<'_, T, Multiple> {}
+// SAFETY: as above; every method takes `&self` and makes one MPI_T call.
+unsafe impl<T> Sync for CvarHandle<'_, T, Multiple> {}
+
+impl<T, L: Level> std::fmt::Debug for CvarHandle<'_, T, L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CvarHandle")
+            .field("name", &self.info.name)
+            .field("count", &self.count)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A control variable handle for tools that learn types at run time: values as [`Value`].
+pub type DynCvarHandle<'a, L = crate::level::Single> = CvarHandle<'a, Value, L>;
+
+impl<L: Level> Mpit<L> {
+    fn alloc_cvar<'a, T>(
+        &'a self,
+        index: usize,
+        obj: &'a (impl MpiObject + ?Sized),
+        type_ok: impl FnOnce(Datatype) -> Result<()>,
+    ) -> Result<CvarHandle<'a, T, L>> {
+        let info = self.cvar_info(index)?;
+        type_ok(info.datatype)?;
+        let raw = obj.raw_object();
+        raw.check(info.bind)?;
+        let mut handle = sys::MPI_T_CVAR_HANDLE_NULL;
+        let mut count: c_int = 0;
+        let i = c_int::try_from(index).map_err(|_| Error::LengthOverflow)?;
+        // SAFETY: the index was just queried; `ptr` points to a handle of the kind the variable
+        // is bound to (checked above), live while `obj` is borrowed; valid out-pointers.
+        check(raw.with_ptr(|ptr| unsafe {
+            sys::MPI_T_cvar_handle_alloc(i, ptr, &mut handle, &mut count)
+        }))?;
+        Ok(CvarHandle {
+            handle,
+            count: non_negative(count)?,
+            info,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// A handle on the unbound control variable `index`, reading and writing `T`.
+    #[doc(alias = "MPI_T_cvar_handle_alloc")]
+    pub fn cvar_handle<T: Scalar>(&self, index: usize) -> Result<CvarHandle<'_, T, L>> {
+        self.alloc_cvar(index, &NoObject, T::check)
+    }
+
+    /// A handle on control variable `index` bound to `obj`; the object's kind must be the
+    /// variable's binding ([`Error::BindMismatch`] otherwise).
+    #[doc(alias = "MPI_T_cvar_handle_alloc")]
+    pub fn cvar_handle_for<'a, T: Scalar, O: MpiObject + ?Sized>(
+        &'a self,
+        index: usize,
+        obj: &'a O,
+    ) -> Result<CvarHandle<'a, T, L>> {
+        self.alloc_cvar(index, obj, T::check)
+    }
+
+    /// A dynamic handle on control variable `index` bound to `obj` (use [`NoObject`] for
+    /// unbound variables): values of whatever datatype the variable has.
+    pub fn dyn_cvar_handle<'a, O: MpiObject + ?Sized>(
+        &'a self,
+        index: usize,
+        obj: &'a O,
+    ) -> Result<DynCvarHandle<'a, L>> {
+        self.alloc_cvar(index, obj, |_| Ok(()))
+    }
+}
+
+impl<T, L: Level> CvarHandle<'_, T, L> {
+    /// The number of elements of the variable for the bound object.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// What `MPI_T_cvar_get_info` said about the variable.
+    pub fn info(&self) -> &CvarInfo {
+        &self.info
+    }
+
+    fn read_raw(&self, buf: *mut std::ffi::c_void) -> Result<()> {
+        // SAFETY: callers pass a buffer of `count` elements of the variable's datatype.
+        check(unsafe { sys::MPI_T_cvar_read(self.handle, buf) })
+    }
+
+    fn write_raw(&self, buf: *const std::ffi::c_void) -> Result<()> {
+        // SAFETY: callers pass a buffer of `count` elements of the variable's datatype; MPI
+        // only reads it (the C prototype lacks `const` in some implementations).
+        check(unsafe { sys::MPI_T_cvar_write(self.handle, buf.cast_mut()) })
+    }
+
+    fn expect_count(&self, got: usize) -> Result<()> {
+        if got == self.count {
+            Ok(())
+        } else {
+            Err(Error::CountMismatch {
+                expected: self.count,
+                got,
+            })
+        }
+    }
+}
+
+impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
+    /// Reads a variable of one element.
+    #[doc(alias = "MPI_T_cvar_read")]
+    pub fn read(&self) -> Result<T> {
+        self.expect_count(1)?;
+        let mut v = T::default();
+        self.read_raw((&raw mut v).cast())?;
+        Ok(v)
+    }
+
+    /// Reads all `count` elements into `out` (its length must be the count).
+    #[doc(alias = "MPI_T_cvar_read")]
+    pub fn read_into(&self, out: &mut [T]) -> Result<()> {
+        self.expect_count(out.len())?;
+        self.read_raw(out.as_mut_ptr().cast())
+    }
+
+    /// Writes a variable of one element. Refusals come back as
+    /// [`Error::CvarSetNotNow`] (may succeed later) or [`Error::CvarSetNever`].
+    #[doc(alias = "MPI_T_cvar_write")]
+    pub fn write(&self, value: T) -> Result<()> {
+        self.expect_count(1)?;
+        self.write_raw((&raw const value).cast())
+    }
+
+    /// Writes all `count` elements from `values`.
+    #[doc(alias = "MPI_T_cvar_write")]
+    pub fn write_from(&self, values: &[T]) -> Result<()> {
+        self.expect_count(values.len())?;
+        self.write_raw(values.as_ptr().cast())
+    }
+}
+
+impl<L: Level> CvarHandle<'_, u8, L> {
+    /// Reads an `MPI_CHAR` variable as a string (its count includes the NUL).
+    pub fn read_string(&self) -> Result<MpiString> {
+        let mut buf = vec![0u8; self.count.max(1)];
+        self.read_into(&mut buf)?;
+        Ok(MpiString::from_nul_terminated(&buf))
+    }
+
+    /// Writes an `MPI_CHAR` variable from a string, NUL-padded to the count; a string that
+    /// does not fit with its NUL is [`Error::StringTooLong`].
+    pub fn write_str(&self, s: &str) -> Result<()> {
+        let s = MpiString::new(s)?;
+        if s.len() + 1 > self.count {
+            return Err(Error::StringTooLong {
+                len: s.len() + 1,
+                max: self.count.saturating_sub(1),
+            });
+        }
+        let mut buf = vec![0u8; self.count];
+        buf[..s.len()].copy_from_slice(s.as_bytes());
+        self.write_from(&buf)
+    }
+}
+
+impl<L: Level> CvarHandle<'_, Value, L> {
+    fn byte_len(&self) -> usize {
+        self.info.datatype.size() * self.count
+    }
+
+    /// Reads all elements as [`Value`]s of the variable's datatype.
+    pub fn read_values(&self) -> Result<Vec<Value>> {
+        let mut buf = vec![0u64; self.byte_len().div_ceil(8)];
+        self.read_raw(buf.as_mut_ptr().cast())?;
+        let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        Value::decode_all(self.info.datatype, &bytes[..self.byte_len()])
+    }
+
+    /// Writes all elements; each value must be of the variable's datatype.
+    pub fn write_values(&self, values: &[Value]) -> Result<()> {
+        self.expect_count(values.len())?;
+        let size = self.info.datatype.size();
+        let mut bytes = vec![0u8; self.byte_len()];
+        for (v, out) in values.iter().zip(bytes.chunks_mut(size)) {
+            if v.datatype() != self.info.datatype {
+                return Err(Error::TypeMismatch {
+                    expected: self.info.datatype,
+                    requested: "Value",
+                });
+            }
+            v.write_ne_bytes(out)?;
+        }
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        for (w, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            *w = u64::from_ne_bytes(b);
+        }
+        self.write_raw(words.as_ptr().cast())
+    }
+}
+
+impl<T, L: Level> Drop for CvarHandle<'_, T, L> {
+    fn drop(&mut self) {
+        // SAFETY: the handle was allocated by MPI_T_cvar_handle_alloc and is freed once; the
+        // init token outlives it (borrowed). A failure cannot be reported from drop.
+        let _ = unsafe { sys::MPI_T_cvar_handle_free(&mut self.handle) };
+    }
+}
