@@ -325,6 +325,10 @@ pub enum Error {
         /// The level MPI_T provided.
         provided: crate::ThreadLevel,
     },
+    /// A call the standard allows but that crashes the installed implementation, refused
+    /// before it is made so the caller keeps running.
+    #[error("refused: {0}")]
+    KnownCrash(&'static str),
     /// A value that breaks a rule of the standard or of this crate.
     #[error("invalid value: {0}")]
     InvalidValue(String),

@@ -13,6 +13,9 @@
 //!   variable's datatype, slices for counts above one, strings for `MPI_CHAR`, [`Value`]s
 //!   through [`DynCvarHandle`]; bound to an [`MpiObject`] (rsmpi's objects, [`NoObject`],
 //!   [`RawObject`]).
+//! * Performance variables: a [`Session`] owns an experiment; [`PvarHandle`]s borrow it and
+//!   `start`, `stop`, `read`, `read_reset`, `reset`, `write` (perf-event's `Counter` idiom);
+//!   `start_all`/`stop_all`/`reset_all` act on the whole session.
 //!
 //! ```
 //! use mpit_safe::Mpit;
@@ -34,8 +37,10 @@ mod init;
 mod object;
 mod query;
 mod raw;
+mod session;
 
 pub use control::{CvarHandle, DynCvarHandle};
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
 pub use query::Listing;
+pub use session::{DynPvarHandle, PvarHandle, Session, read_many};

@@ -1,0 +1,108 @@
+//! Performance variables through the safe API on the installed MPI (all four implementations;
+//! the MPICH builds here export no pvars, which the tests say and accept).
+
+use std::sync::{Mutex, MutexGuard};
+
+use mpit_safe::{Bind, Error, Monotonicity, Mpit, NoObject, Value};
+
+static TURN: Mutex<()> = Mutex::new(());
+
+struct Turn {
+    mpit: Mpit,
+    _turn: MutexGuard<'static, ()>,
+}
+
+fn turn() -> Turn {
+    let guard = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    Turn {
+        mpit: Mpit::init().unwrap(),
+        _turn: guard,
+    }
+}
+
+fn as_f64(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+/// MPI-4.1 §16.3.7: for every unbound pvar, a handle reads `count` elements; start/stop of a
+/// continuous variable and write/reset of a read-only one are refused with the standard's
+/// classes; a monotone class does not decrease between two reads without a reset.
+#[test]
+fn unbound_pvars_follow_their_attributes() {
+    let t = turn();
+    let pvars = t.mpit.pvars().unwrap();
+    if pvars.count == 0 {
+        eprintln!(
+            "{}: no performance variables: nothing to check",
+            mpit_safe::sys::IMPLEMENTATION
+        );
+        return;
+    }
+    let session = t.mpit.session().unwrap();
+    if let Err(Error::KnownCrash(why)) = session.dyn_handle(pvars.entries[0].index, &NoObject) {
+        eprintln!("refused before MPI_Init: {why}");
+        return;
+    }
+    let mut checked = 0;
+    for v in pvars.entries.iter().filter(|v| v.bind == Bind::NoObject) {
+        let h = session.dyn_handle(v.index, &NoObject).unwrap();
+        if v.continuous {
+            assert!(matches!(h.start(), Err(Error::PvarNoStartStop { .. })));
+            assert!(matches!(h.stop(), Err(Error::PvarNoStartStop { .. })));
+        } else {
+            h.start().unwrap();
+        }
+        let first = h.read_values().unwrap();
+        assert_eq!(first.len(), h.count(), "{}", v.name);
+        let second = h.read_values().unwrap();
+        match v.class.monotonicity() {
+            Monotonicity::NonDecreasing => {
+                for (a, b) in first.iter().zip(&second) {
+                    assert!(as_f64(b) >= as_f64(a), "{}: {a} -> {b}", v.name);
+                }
+            }
+            Monotonicity::NonIncreasing => {
+                for (a, b) in first.iter().zip(&second) {
+                    assert!(as_f64(b) <= as_f64(a), "{}: {a} -> {b}", v.name);
+                }
+            }
+            Monotonicity::None => {}
+        }
+        if v.readonly {
+            assert!(matches!(h.reset(), Err(Error::PvarNoWrite { .. })));
+        }
+        if !v.class.allows(v.datatype) {
+            eprintln!(
+                "finding: {} is {} but has datatype {}",
+                v.name, v.class, v.datatype
+            );
+        }
+        if !v.continuous {
+            h.stop().unwrap();
+        }
+        checked += 1;
+    }
+    eprintln!("checked {checked} unbound pvars of {}", pvars.count);
+}
+
+/// MPI-4.1 §16.3.7: `MPI_T_PVAR_ALL_HANDLES` starts, stops and resets a session's handles,
+/// ignoring continuous (start/stop) and read-only (reset) ones.
+#[test]
+fn all_handles_calls_succeed() {
+    let t = turn();
+    let pvars = t.mpit.pvars().unwrap();
+    let session = t.mpit.session().unwrap();
+    let handles: Vec<_> = pvars
+        .entries
+        .iter()
+        .filter(|v| v.bind == Bind::NoObject)
+        .filter_map(|v| match session.dyn_handle(v.index, &NoObject) {
+            Err(Error::KnownCrash(_)) => None,
+            h => Some(h.unwrap()),
+        })
+        .collect();
+    session.start_all().unwrap();
+    session.stop_all().unwrap();
+    session.reset_all().unwrap();
+    eprintln!("all-handles calls on {} handles", handles.len());
+}
