@@ -1,0 +1,737 @@
+//! Which orderings of `MPI_T_init_thread`/`MPI_T_finalize` relative to `MPI_Init_thread`/
+//! `MPI_Finalize` the MPI under test survives (issue 3), so that mpit-safe's docs state facts.
+//!
+//! MPI-4.1 §16.3.4 lets MPI_T be initialised and finalised at any time, before `MPI_Init` and
+//! after `MPI_Finalize`, and counts its initialisations: MPI_T stays initialised until
+//! `MPI_T_finalize` has been called as often as `MPI_T_init_thread`, and may be initialised again
+//! afterwards. Every ordering below is therefore allowed; real implementations still crash on
+//! some (open-mpi/ompi#11485, pmodels/mpich#7954).
+//!
+//! `MPI_Init` may run only once per process and a crash must not take the test down, so the test
+//! re-executes its own binary once per ordering: with [`CHILD_ENV`] naming an ordering, the test
+//! function is a child that performs the ordering's steps, printing (and flushing) a line before
+//! and after each, and exits. Without it, the test function is the parent: it runs every child
+//! under a timeout, classifies the outcome (ok, error, crash, exit, hang), prints a table, writes
+//! it as JSON lines to `$CARGO_TARGET_TMPDIR/ordering-<impl>-<version>.jsonl`, reports every
+//! ordering that fails as a finding about the implementation, and fails only if one of the
+//! orderings mpit-safe relies on ([`Ordering::required`]) fails.
+//!
+//! Run: `scripts/with-mpi IMPL cargo test -p mpit-safe --test ordering -- --nocapture`.
+//! `MPIT_ORDERING_TIMEOUT_SECS` overrides the per-child timeout (60 s).
+
+use std::ffi::c_int;
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use mpit_sys::{
+    IMPLEMENTATION, IMPLEMENTATION_VERSION, MPI_Finalize, MPI_Init_thread, MPI_SUCCESS,
+    MPI_T_ERR_CANNOT_INIT, MPI_T_ERR_INVALID_INDEX, MPI_T_ERR_MEMORY, MPI_T_ERR_NOT_INITIALIZED,
+    MPI_T_cvar_get_num, MPI_T_finalize, MPI_T_init_thread, MPI_THREAD_SINGLE,
+};
+
+/// Environment variable that makes the test binary a child running the named ordering.
+const CHILD_ENV: &str = "MPIT_SAFE_ORDERING_CHILD";
+/// Name of the one test function, passed to the child with `--exact`.
+const TEST_NAME: &str = "mpi_t_orderings_around_mpi_init";
+/// Prefix of the child's progress lines on stdout (MPI may print there too).
+const TAG: &str = "mpit-ordering:";
+/// Exit code of a child whose step returned an error code.
+const EXIT_STEP_ERROR: i32 = 3;
+/// Exit code of a child given an unknown ordering.
+const EXIT_USAGE: i32 = 4;
+/// Default time a child may take before it counts as hung and is killed.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One call of an ordering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// `MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)`.
+    TInit,
+    /// `MPI_T_cvar_get_num(&n)`: must succeed while MPI_T is initialised.
+    TQuery,
+    /// `MPI_T_finalize()`.
+    TFinalize,
+    /// `MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided)`.
+    Init,
+    /// `MPI_Finalize()`.
+    Finalize,
+}
+
+impl Step {
+    /// Every step, for parsing.
+    const ALL: [Step; 5] = [
+        Step::TInit,
+        Step::TQuery,
+        Step::TFinalize,
+        Step::Init,
+        Step::Finalize,
+    ];
+
+    /// Short name used in the table and the child's progress lines.
+    fn name(self) -> &'static str {
+        match self {
+            Step::TInit => "TInit",
+            Step::TQuery => "TQuery",
+            Step::TFinalize => "TFinalize",
+            Step::Init => "Init",
+            Step::Finalize => "Finalize",
+        }
+    }
+
+    /// The MPI function the step calls.
+    fn call(self) -> &'static str {
+        match self {
+            Step::TInit => "MPI_T_init_thread",
+            Step::TQuery => "MPI_T_cvar_get_num",
+            Step::TFinalize => "MPI_T_finalize",
+            Step::Init => "MPI_Init_thread",
+            Step::Finalize => "MPI_Finalize",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Step> {
+        Step::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Performs the call; returns its return code and what it returned through out-pointers.
+    ///
+    /// Only the child calls this, in the order of one [`Ordering`]; each ordering is one the
+    /// standard allows, which is what the test is about.
+    fn run(self) -> (c_int, String) {
+        let mut out: c_int = -1;
+        let rc = match self {
+            // SAFETY: MPI_T may be initialised at any time, also before MPI_Init and after
+            // MPI_Finalize, and repeatedly (MPI-4.1 §16.3.4); the out-pointer is valid.
+            Step::TInit => unsafe { MPI_T_init_thread(MPI_THREAD_SINGLE, &mut out) },
+            // SAFETY: every ordering calls this only while MPI_T is initialised; the out-pointer
+            // is valid.
+            Step::TQuery => unsafe { MPI_T_cvar_get_num(&mut out) },
+            // SAFETY: every ordering calls this at most as often as MPI_T_init_thread so far.
+            Step::TFinalize => unsafe { MPI_T_finalize() },
+            // SAFETY: every ordering initialises MPI once, with the null argc/argv the standard
+            // allows; the out-pointer is valid. Only this thread calls MPI in the child.
+            Step::Init => unsafe {
+                MPI_Init_thread(
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    MPI_THREAD_SINGLE,
+                    &mut out,
+                )
+            },
+            // SAFETY: every ordering finalises MPI once, after its MPI_Init.
+            Step::Finalize => unsafe { MPI_Finalize() },
+        };
+        let out = match self {
+            Step::TInit | Step::Init => format!(" provided={out}"),
+            Step::TQuery => format!(" cvars={out}"),
+            Step::TFinalize | Step::Finalize => String::new(),
+        };
+        (rc, out)
+    }
+}
+
+/// An ordering of MPI_T's and MPI's initialisation and finalisation; all are allowed by MPI-4.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ordering {
+    /// (a) A whole MPI_T epoch before `MPI_Init`.
+    EpochBeforeInit,
+    /// (b) A whole MPI_T epoch between `MPI_Init` and `MPI_Finalize`.
+    EpochInsideInit,
+    /// (c) An epoch open across `MPI_Init`, closed before `MPI_Finalize`.
+    EpochSpanningInit,
+    /// (d) An epoch opened after `MPI_Init`, closed after `MPI_Finalize`.
+    EpochSpanningFinalize,
+    /// (e) An epoch around both `MPI_Init` and `MPI_Finalize`.
+    EpochSpanningBoth,
+    /// (f) A whole MPI_T epoch after `MPI_Finalize`.
+    EpochAfterFinalize,
+    /// (g) Two nested MPI_T initialisations around `MPI_Init`; the inner finalize must leave
+    /// MPI_T initialised.
+    NestedEpochsAroundInit,
+    /// (h) An epoch inside `MPI_Init`/`MPI_Finalize`, then a second one, also inside.
+    ReinitInsideInit,
+}
+
+impl Ordering {
+    /// Every ordering, in the order of the table.
+    const ALL: [Ordering; 8] = [
+        Ordering::EpochBeforeInit,
+        Ordering::EpochInsideInit,
+        Ordering::EpochSpanningInit,
+        Ordering::EpochSpanningFinalize,
+        Ordering::EpochSpanningBoth,
+        Ordering::EpochAfterFinalize,
+        Ordering::NestedEpochsAroundInit,
+        Ordering::ReinitInsideInit,
+    ];
+
+    /// The letter that names the ordering (in the child's environment, the table, the docs).
+    fn key(self) -> &'static str {
+        match self {
+            Ordering::EpochBeforeInit => "a",
+            Ordering::EpochInsideInit => "b",
+            Ordering::EpochSpanningInit => "c",
+            Ordering::EpochSpanningFinalize => "d",
+            Ordering::EpochSpanningBoth => "e",
+            Ordering::EpochAfterFinalize => "f",
+            Ordering::NestedEpochsAroundInit => "g",
+            Ordering::ReinitInsideInit => "h",
+        }
+    }
+
+    /// One line that says what the ordering is.
+    fn label(self) -> &'static str {
+        match self {
+            Ordering::EpochBeforeInit => "MPI_T epoch before MPI_Init",
+            Ordering::EpochInsideInit => "MPI_T epoch inside MPI_Init..MPI_Finalize",
+            Ordering::EpochSpanningInit => {
+                "MPI_T epoch across MPI_Init, closed before MPI_Finalize"
+            }
+            Ordering::EpochSpanningFinalize => {
+                "MPI_T epoch opened after MPI_Init, across MPI_Finalize"
+            }
+            Ordering::EpochSpanningBoth => "MPI_T epoch across MPI_Init and MPI_Finalize",
+            Ordering::EpochAfterFinalize => "MPI_T epoch after MPI_Finalize",
+            Ordering::NestedEpochsAroundInit => "two nested MPI_T inits across MPI_Init",
+            Ordering::ReinitInsideInit => "MPI_T re-initialised inside MPI_Init..MPI_Finalize",
+        }
+    }
+
+    fn steps(self) -> &'static [Step] {
+        use Step::*;
+        match self {
+            Ordering::EpochBeforeInit => &[TInit, TQuery, TFinalize, Init, Finalize],
+            Ordering::EpochInsideInit => &[Init, TInit, TQuery, TFinalize, Finalize],
+            Ordering::EpochSpanningInit => &[TInit, TQuery, Init, TQuery, TFinalize, Finalize],
+            Ordering::EpochSpanningFinalize => &[Init, TInit, TQuery, Finalize, TQuery, TFinalize],
+            Ordering::EpochSpanningBoth => &[TInit, Init, Finalize, TQuery, TFinalize],
+            Ordering::EpochAfterFinalize => &[Init, Finalize, TInit, TQuery, TFinalize],
+            Ordering::NestedEpochsAroundInit => {
+                &[TInit, TInit, Init, TFinalize, TQuery, TFinalize, Finalize]
+            }
+            Ordering::ReinitInsideInit => {
+                &[Init, TInit, TFinalize, TInit, TQuery, TFinalize, Finalize]
+            }
+        }
+    }
+
+    /// Why the test fails when this ordering does not succeed; `None` for orderings whose
+    /// failure is reported as a finding about the implementation only.
+    fn required(self) -> Option<&'static str> {
+        match self {
+            Ordering::EpochInsideInit => Some(
+                "the standard's plain nesting (MPI_T used between MPI_Init and MPI_Finalize) must \
+                 work on every implementation",
+            ),
+            Ordering::EpochSpanningInit => Some(
+                "mpit-safe documents this ordering (one MPI_T epoch across MPI_Init, closed \
+                 before MPI_Finalize) as the safe one",
+            ),
+            _ => None,
+        }
+    }
+
+    fn from_key(key: &str) -> Option<Ordering> {
+        Ordering::ALL.into_iter().find(|o| o.key() == key)
+    }
+
+    /// The steps as one comma-separated string.
+    fn steps_text(self) -> String {
+        self.steps()
+            .iter()
+            .map(|s| s.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The child.
+
+/// Prints one progress line and flushes it, so the parent sees it even if the next call crashes.
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    // A lost progress line only makes the report less precise; nothing to do about it here.
+    let _ = writeln!(out, "{TAG} {line}");
+    let _ = out.flush();
+}
+
+/// Performs the steps of the ordering named by `key` and exits the process: 0 if every step
+/// returned `MPI_SUCCESS`, [`EXIT_STEP_ERROR`] at the first that did not.
+fn run_child(key: &str) -> ! {
+    let Some(ordering) = Ordering::from_key(key) else {
+        eprintln!("{CHILD_ENV}={key:?} names no ordering");
+        std::process::exit(EXIT_USAGE);
+    };
+    say(&format!(
+        "start {} {}",
+        ordering.key(),
+        ordering.steps_text()
+    ));
+    for (i, &step) in ordering.steps().iter().enumerate() {
+        say(&format!("begin {i} {}", step.name()));
+        let (rc, out) = step.run();
+        say(&format!("end {i} {} rc={rc}{out}", step.name()));
+        if rc != MPI_SUCCESS {
+            // MPI may be left initialised: exiting is all that is left to do.
+            std::process::exit(EXIT_STEP_ERROR);
+        }
+    }
+    say("done");
+    std::process::exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent.
+
+/// How a child ended.
+#[derive(Debug)]
+enum Outcome {
+    /// Every step returned `MPI_SUCCESS` and the process exited with 0.
+    Ok,
+    /// A step returned an error code.
+    Error { step: usize, call: Step, rc: c_int },
+    /// The process was killed by a signal.
+    Crash {
+        signal: i32,
+        core_dumped: bool,
+        at: String,
+    },
+    /// The process exited with an unexpected code (an MPI error handler or abort, say).
+    Exit { code: i32, at: String },
+    /// The process did not end within the timeout and was killed.
+    Hang { after: Duration, at: String },
+}
+
+impl Outcome {
+    fn kind(&self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Error { .. } => "error",
+            Outcome::Crash { .. } => "crash",
+            Outcome::Exit { .. } => "exit",
+            Outcome::Hang { .. } => "hang",
+        }
+    }
+
+    /// One line of details; empty for `Ok`.
+    fn detail(&self) -> String {
+        match self {
+            Outcome::Ok => String::new(),
+            Outcome::Error { step, call, rc } => format!(
+                "step {step} ({}: {}) returned {rc}{}",
+                call.name(),
+                call.call(),
+                error_name(*rc)
+                    .map(|n| format!(" = {n}"))
+                    .unwrap_or_default()
+            ),
+            Outcome::Crash {
+                signal,
+                core_dumped,
+                at,
+            } => format!(
+                "{}{} {at}",
+                signal_name(*signal),
+                if *core_dumped { " (core dumped)" } else { "" }
+            ),
+            Outcome::Exit { code, at } => format!("exit code {code} {at}"),
+            Outcome::Hang { after, at } => format!("killed after {}s {at}", after.as_secs()),
+        }
+    }
+}
+
+/// The names of the error codes MPI_T initialisation and queries are likely to return.
+fn error_name(rc: c_int) -> Option<&'static str> {
+    [
+        (MPI_T_ERR_NOT_INITIALIZED, "MPI_T_ERR_NOT_INITIALIZED"),
+        (MPI_T_ERR_CANNOT_INIT, "MPI_T_ERR_CANNOT_INIT"),
+        (MPI_T_ERR_MEMORY, "MPI_T_ERR_MEMORY"),
+        (MPI_T_ERR_INVALID_INDEX, "MPI_T_ERR_INVALID_INDEX"),
+    ]
+    .into_iter()
+    .find(|&(code, _)| code == rc)
+    .map(|(_, name)| name)
+}
+
+/// The Linux name of a signal that typically ends a crashing MPI process.
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return format!("signal {signal}"),
+    };
+    format!("{name} (signal {signal})")
+}
+
+/// What the parent learnt from one child.
+#[derive(Debug)]
+struct Report {
+    ordering: Ordering,
+    outcome: Outcome,
+    /// The `MPI_T_cvar_get_num` results, in order.
+    cvars: Vec<i64>,
+    /// The child's exit status (`None` if it hung).
+    status: Option<ExitStatus>,
+    /// The child's whole stderr (where MPI reports its crashes), for the findings.
+    stderr: String,
+}
+
+/// The child's progress, parsed from its stdout.
+#[derive(Debug, Default)]
+struct Progress {
+    started: bool,
+    /// The last step begun: index and step.
+    begun: Option<(usize, Step)>,
+    /// The last step ended: index and step.
+    ended: Option<(usize, Step)>,
+    /// The first step that returned an error: index, step, code.
+    failed: Option<(usize, Step, c_int)>,
+    cvars: Vec<i64>,
+    done: bool,
+}
+
+impl Progress {
+    fn parse(stdout: &str) -> Progress {
+        let mut p = Progress::default();
+        for line in stdout.lines() {
+            // The harness may have printed `test NAME ... ` on the same line before the tag.
+            let Some((_, rest)) = line.split_once(TAG) else {
+                continue;
+            };
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            let step = || {
+                let i = words.get(1)?.parse::<usize>().ok()?;
+                Some((i, Step::from_name(words.get(2)?)?))
+            };
+            let field = |key: &str| {
+                words
+                    .iter()
+                    .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+                    .and_then(|v| v.parse::<i64>().ok())
+            };
+            match words.first().copied() {
+                Some("start") => p.started = true,
+                Some("begin") => p.begun = step(),
+                Some("end") => {
+                    p.ended = step();
+                    if let (Some((i, s)), Some(rc)) = (p.ended, field("rc")) {
+                        if rc != i64::from(MPI_SUCCESS) && p.failed.is_none() {
+                            p.failed = Some((i, s, rc as c_int));
+                        }
+                    }
+                    if let Some(n) = field("cvars") {
+                        p.cvars.push(n);
+                    }
+                }
+                Some("done") => p.done = true,
+                _ => {}
+            }
+        }
+        p
+    }
+
+    /// Where the child was: in a step it began but did not end, after its last step, or at exit.
+    fn at(&self) -> String {
+        if self.done {
+            return "at process exit, after all steps succeeded".to_owned();
+        }
+        match (self.begun, self.ended) {
+            (Some((b, s)), e) if e.map(|(i, _)| i) != Some(b) => {
+                format!("in step {b} ({}: {})", s.name(), s.call())
+            }
+            (_, Some((i, s))) => format!("after step {i} ({})", s.name()),
+            _ => "before the first step".to_owned(),
+        }
+    }
+}
+
+/// Collects one pipe of the child in a thread, so a full pipe never blocks it.
+fn collect(mut pipe: impl Read + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, JoinHandle<()>) {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&buf);
+    let handle = std::thread::spawn(move || {
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+    });
+    (buf, handle)
+}
+
+/// Kills the child's process group (the child and any helper it started, e.g. an MPI daemon).
+fn kill_group(child: &mut Child) {
+    // The child leads its own process group (`process_group(0)`), so its pid is the group id.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+}
+
+fn timeout() -> Duration {
+    std::env::var("MPIT_ORDERING_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
+}
+
+/// Runs one ordering in a child process and classifies how it ended.
+fn run_ordering(ordering: Ordering, timeout: Duration) -> Report {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut child = Command::new(exe)
+        .args(["--exact", TEST_NAME, "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, ordering.key())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("spawn the test binary as a child");
+    let (out, out_reader) = collect(child.stdout.take().unwrap());
+    let (err, err_reader) = collect(child.stderr.take().unwrap());
+
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait().expect("wait for the child") {
+            Some(status) => break Some(status),
+            None if start.elapsed() >= timeout => {
+                kill_group(&mut child);
+                let _ = child.wait();
+                break None;
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    // Helpers the child started may still hold its pipes: give them a moment, then end them.
+    let readers_done = |deadline: Duration| {
+        let t = Instant::now();
+        while !(out_reader.is_finished() && err_reader.is_finished()) {
+            if t.elapsed() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        true
+    };
+    if !readers_done(Duration::from_secs(5)) {
+        kill_group(&mut child);
+        readers_done(Duration::from_secs(2));
+    }
+    let text = |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().unwrap()).into_owned();
+    let (stdout, stderr) = (text(&out), text(&err));
+
+    let progress = Progress::parse(&stdout);
+    // A harness that ran no test exits with 0 without a word from the child.
+    assert!(
+        progress.started || status.is_none_or(|s| s.code() != Some(0)),
+        "the child for ordering ({}) ran no steps: does TEST_NAME ({TEST_NAME}) name the test \
+         function?\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        ordering.key()
+    );
+    let outcome = match status {
+        None => Outcome::Hang {
+            after: start.elapsed(),
+            at: progress.at(),
+        },
+        Some(_) if progress.failed.is_some() => {
+            let (step, call, rc) = progress.failed.unwrap();
+            Outcome::Error { step, call, rc }
+        }
+        Some(s) if s.signal().is_some() => Outcome::Crash {
+            signal: s.signal().unwrap(),
+            core_dumped: s.core_dumped(),
+            at: progress.at(),
+        },
+        Some(s) if s.code() == Some(0) && progress.done => Outcome::Ok,
+        Some(s) => Outcome::Exit {
+            code: s.code().unwrap_or(-1),
+            at: progress.at(),
+        },
+    };
+    Report {
+        ordering,
+        outcome,
+        cvars: progress.cvars,
+        status,
+        stderr,
+    }
+}
+
+/// `s` as a JSON string literal.
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The first `n` lines of `s` (where MPI says what went wrong), for findings and the JSON record.
+fn head(s: &str, n: usize) -> String {
+    s.lines().take(n).collect::<Vec<_>>().join("\n")
+}
+
+/// One JSON object (one line) per report.
+fn json_line(r: &Report) -> String {
+    let steps = r
+        .ordering
+        .steps()
+        .iter()
+        .map(|s| json_str(s.name()))
+        .collect::<Vec<_>>()
+        .join(",");
+    let cvars = r
+        .cvars
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let status = match r.status {
+        Some(s) => json_str(&s.to_string()),
+        None => "null".to_owned(),
+    };
+    format!(
+        "{{\"implementation\":{},\"version\":{},\"ordering\":{},\"label\":{},\"steps\":[{steps}],\
+         \"outcome\":{},\"detail\":{},\"required\":{},\"status\":{status},\"cvars\":[{cvars}],\
+         \"stderr_head\":{}}}",
+        json_str(IMPLEMENTATION),
+        json_str(IMPLEMENTATION_VERSION),
+        json_str(r.ordering.key()),
+        json_str(r.ordering.label()),
+        json_str(r.outcome.kind()),
+        json_str(&r.outcome.detail()),
+        r.ordering.required().is_some(),
+        json_str(&head(&r.stderr, 40)),
+    )
+}
+
+/// `IMPLEMENTATION` as a file-name part: `Open MPI` -> `open-mpi`.
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// Prints the outcome table of this implementation.
+fn print_table(reports: &[Report]) {
+    let w_label = reports
+        .iter()
+        .map(|r| r.ordering.label().len())
+        .max()
+        .unwrap_or(0);
+    let w_steps = reports
+        .iter()
+        .map(|r| r.ordering.steps_text().len())
+        .max()
+        .unwrap_or(0);
+    println!("\nMPI_T/MPI init-finalize orderings on {IMPLEMENTATION} {IMPLEMENTATION_VERSION}:");
+    println!(
+        "    {:<w_label$}  {:<w_steps$}  outcome",
+        "ordering", "steps"
+    );
+    for r in reports {
+        let detail = r.outcome.detail();
+        let cvars = if r.cvars.is_empty() {
+            String::new()
+        } else {
+            format!(" [cvars {:?}]", r.cvars)
+        };
+        println!(
+            "({}) {:<w_label$}  {:<w_steps$}  {}{}{cvars}",
+            r.ordering.key(),
+            r.ordering.label(),
+            r.ordering.steps_text(),
+            r.outcome.kind(),
+            if detail.is_empty() {
+                String::new()
+            } else {
+                format!(": {detail}")
+            },
+        );
+    }
+}
+
+/// The test: as the child, one ordering; as the parent, all of them, reported and checked.
+#[test]
+fn mpi_t_orderings_around_mpi_init() {
+    if let Ok(key) = std::env::var(CHILD_ENV) {
+        run_child(&key);
+    }
+    let timeout = timeout();
+    let reports: Vec<Report> = Ordering::ALL
+        .into_iter()
+        .map(|o| run_ordering(o, timeout))
+        .collect();
+
+    print_table(&reports);
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "ordering-{}-{}.jsonl",
+        slug(IMPLEMENTATION),
+        slug(IMPLEMENTATION_VERSION)
+    ));
+    let jsonl: String = reports.iter().map(|r| json_line(r) + "\n").collect();
+    std::fs::write(&path, jsonl).expect("write the JSON lines");
+    println!("written to {}", path.display());
+
+    // Every ordering that does not succeed is a finding; only the required ones fail the test.
+    let mut failures = Vec::new();
+    for r in reports.iter().filter(|r| !matches!(r.outcome, Outcome::Ok)) {
+        let finding = format!(
+            "({}) {} [{}]: {}: {}",
+            r.ordering.key(),
+            r.ordering.label(),
+            r.ordering.steps_text(),
+            r.outcome.kind(),
+            r.outcome.detail()
+        );
+        println!(
+            "\nFINDING on {IMPLEMENTATION} {IMPLEMENTATION_VERSION}: implementation deviates from \
+             the standard (MPI-4.1 §16.3.4 allows this ordering): {finding}"
+        );
+        let err = head(&r.stderr, 10);
+        if !err.is_empty() {
+            println!(
+                "  child's stderr (first lines):\n    {}",
+                err.replace('\n', "\n    ")
+            );
+        }
+        if let Some(why) = r.ordering.required() {
+            failures.push(format!("{finding}\n  required because {why}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{IMPLEMENTATION} {IMPLEMENTATION_VERSION} fails an ordering mpit-safe relies on:\n{}",
+        failures.join("\n")
+    );
+}
