@@ -68,12 +68,28 @@ use level::{Level, Multiple, Single};
 /// racing inside the MPI library.
 ///
 /// # Ordering with `MPI_Init`/`MPI_Finalize`
-/// The standard lets MPI_T be initialised and finalised at any time, and real implementations
-/// crash on some orderings of raw calls. Through this type every ordering is safe on the four
-/// implementations tested: the first token also makes one process-lifetime initialisation that
-/// is never finalised, so MPI_T's count of initialisations never drops to zero (the crashes all
-/// follow a return to zero). Tokens may be created and dropped before `MPI_Init`, between it and
-/// `MPI_Finalize` (e.g. around rsmpi's `Universe`), and after it, in any order.
+/// The standard lets MPI_T be initialised and finalised at any time (MPI-4.1 §16.3.4), but the
+/// implementations crash on some orderings of the raw calls. Measured here, one child process
+/// per ordering (`mpit-safe/tests/ordering.rs`; TQuery is `MPI_T_cvar_get_num`):
+///
+/// | raw ordering | MPICH 4.0.2 | Open MPI 4.1.4 | MPICH 5.0.2 | Open MPI 5.0.11 |
+/// |---|---|---|---|---|
+/// | (a) TInit, TQuery, TFinalize, Init, Finalize | SIGSEGV in `MPI_Init_thread` | ok | ok | SIGSEGV in `MPI_Init_thread` |
+/// | (b) Init, TInit, TQuery, TFinalize, Finalize | ok | ok | ok | ok |
+/// | (c) TInit, TQuery, Init, TQuery, TFinalize, Finalize | ok | ok | ok | ok |
+/// | (d) Init, TInit, TQuery, Finalize, TQuery, TFinalize | ok | SIGSEGV in `MPI_T_finalize` | ok | ok |
+/// | (e) TInit, Init, Finalize, TQuery, TFinalize | ok | SIGSEGV in `MPI_T_finalize` | ok | ok |
+/// | (f) Init, Finalize, TInit, TQuery, TFinalize | SIGSEGV in `MPI_T_cvar_get_num` | ok | exit code 1 (assertion in `mpir_pmi.c`) | ok |
+/// | (g) TInit, TInit, Init, TFinalize, TQuery, TFinalize, Finalize | ok | ok | ok | ok |
+/// | (h) Init, TInit, TFinalize, TInit, TQuery, TFinalize, Finalize | SIGSEGV in `MPI_T_cvar_get_num` | ok | ok | ok |
+///
+/// Most crashes follow MPI_T's count of initialisations returning to zero, so the first token
+/// also makes one process-lifetime initialisation that is never finalised (the "anchor").
+///
+/// **The ordering that is safe everywhere:** create the first token before `MPI_Finalize`
+/// (before or after `MPI_Init`, e.g. right after rsmpi's `mpi::initialize()`), and drop tokens
+/// whenever you like. With rsmpi: `let universe = mpi::initialize(); let mpit = Mpit::init()?;`
+/// at the top of `main`, and both drop at its end in reverse order.
 ///
 /// ```
 /// use mpit_safe::Mpit;
@@ -121,7 +137,7 @@ impl<L: Level> Mpit<L> {
         let mut confined = (L::LEVEL < ThreadLevel::Multiple)
             .then(Confinement::enter)
             .transpose()?;
-        anchor(L::LEVEL)?;
+        let anchored = anchor(L::LEVEL)?;
         let mut provided: c_int = 0;
         // SAFETY: MPI_T_init_thread may be called at any time, any number of times; below
         // MPI_THREAD_MULTIPLE the confinement guarantees no other thread is inside MPI_T.
@@ -129,8 +145,11 @@ impl<L: Level> Mpit<L> {
         if let Some(c) = confined.as_mut() {
             c.keep();
         }
+        // MPI_T's thread level is fixed by its first initialisation (the anchor); Open MPI
+        // 4.1/5.0 report MPI_THREAD_SINGLE from every nested MPI_T_init_thread whatever they
+        // support, so the level is the higher of the two answers.
         let mpit = Mpit {
-            provided: level_from_raw(provided),
+            provided: level_from_raw(provided).max(anchored),
             finalized: false,
             _level: PhantomData,
         };
@@ -179,7 +198,7 @@ impl<L: Level> Drop for Mpit<L> {
 }
 
 /// The process-lifetime initialisation of MPI_T, made before the first token's.
-static ANCHOR: OnceLock<c_int> = OnceLock::new();
+static ANCHOR: OnceLock<(c_int, c_int)> = OnceLock::new();
 
 /// Initialises MPI_T once for the rest of the process and never finalises it, so the count of
 /// initialisations never returns to zero. Balancing every init with a finalize is what the
@@ -189,13 +208,18 @@ static ANCHOR: OnceLock<c_int> = OnceLock::new();
 /// MPI 5.0.11), or when the last `MPI_T_finalize` follows `MPI_Finalize` (Open MPI 4.1,
 /// open-mpi/ompi#11485). With the anchor, every ordering works on all four and none complains at
 /// exit (`mpit-safe/tests/ordering.rs` records the raw behaviour).
-fn anchor(level: ThreadLevel) -> Result<()> {
-    let rc = *ANCHOR.get_or_init(|| {
+///
+/// The anchor requests the first token's level; what it was provided is the process's MPI_T
+/// thread level, returned here.
+fn anchor(level: ThreadLevel) -> Result<ThreadLevel> {
+    let (rc, provided) = *ANCHOR.get_or_init(|| {
         let mut provided = 0;
         // SAFETY: as in `init_thread`; runs once per process.
-        unsafe { sys::MPI_T_init_thread(raw_level(level), &mut provided) }
+        let rc = unsafe { sys::MPI_T_init_thread(raw_level(level), &mut provided) };
+        (rc, provided)
     });
-    check(rc)
+    check(rc)?;
+    Ok(level_from_raw(provided))
 }
 
 /// The thread that owns MPI_T while tokens below `MPI_THREAD_MULTIPLE` live, and how many.
