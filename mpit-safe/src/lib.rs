@@ -28,6 +28,51 @@
 //! # Ok::<(), mpit_safe::Error>(())
 //! ```
 
+//!
+//! # Lifetimes and threads, checked by the compiler
+//!
+//! A performance variable handle cannot outlive its session:
+//! ```compile_fail
+//! use mpit_safe::Mpit;
+//! let mpit = Mpit::init().unwrap();
+//! let handle = {
+//!     let session = mpit.session().unwrap();
+//!     session.handle::<u64>(0).unwrap()
+//! };
+//! ```
+//! A session cannot outlive its init token:
+//! ```compile_fail
+//! use mpit_safe::Mpit;
+//! let session = {
+//!     let mpit = Mpit::init().unwrap();
+//!     mpit.session().unwrap()
+//! };
+//! ```
+//! Nor can a control variable handle:
+//! ```compile_fail
+//! use mpit_safe::Mpit;
+//! let handle = {
+//!     let mpit = Mpit::init().unwrap();
+//!     mpit.cvar_handle::<i32>(0).unwrap()
+//! };
+//! ```
+//! A token below `MPI_THREAD_MULTIPLE` cannot move to another thread:
+//! ```compile_fail
+//! use mpit_safe::Mpit;
+//! let mpit = Mpit::init().unwrap();
+//! std::thread::spawn(move || drop(mpit));
+//! ```
+//! A handle cannot outlive the object it is bound to:
+//! ```compile_fail
+//! use mpit_safe::{Mpit, RawObject};
+//! let mpit = Mpit::init().unwrap();
+//! let session = mpit.session().unwrap();
+//! let handle = {
+//!     let obj = RawObject::NO_OBJECT;
+//!     session.dyn_handle(0, &obj).unwrap()
+//! };
+//! ```
+
 pub use mpit_core as core;
 pub use mpit_core::*;
 pub use mpit_sys as sys;
