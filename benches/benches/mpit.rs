@@ -1,0 +1,259 @@
+//! The safe API against the raw C call, measured side by side in one run (criterion), with the
+//! ratio safe / raw printed at the end for each operation:
+//! pvar read, pvar read_reset, pvar start/stop, cvar read, and the info query of every cvar.
+//!
+//! Run: `scripts/with-mpi openmpi cargo bench -p mpit-benches` (any implementation; operations
+//! an implementation cannot do, e.g. pvars on MPICH builds without any, are skipped and said).
+
+use std::ffi::c_void;
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::Criterion;
+use mpit_safe::{Bind, Datatype, Mpit, NoObject, PvarInfo, sys};
+
+/// Raw handles on the same variable as the safe one, in their own session.
+struct Raw {
+    session: sys::MPI_T_pvar_session,
+    handle: sys::MPI_T_pvar_handle,
+}
+
+impl Raw {
+    fn pvar(index: usize) -> Raw {
+        let mut session = sys::MPI_T_PVAR_SESSION_NULL;
+        let mut handle = sys::MPI_T_PVAR_HANDLE_NULL;
+        let mut count = 0;
+        // SAFETY: MPI_T is initialised (a token lives for the whole run); valid out-pointers;
+        // the variable is unbound (null object).
+        unsafe {
+            assert_eq!(
+                sys::MPI_T_pvar_session_create(&mut session),
+                sys::MPI_SUCCESS
+            );
+            assert_eq!(
+                sys::MPI_T_pvar_handle_alloc(
+                    session,
+                    index as i32,
+                    std::ptr::null_mut(),
+                    &mut handle,
+                    &mut count
+                ),
+                sys::MPI_SUCCESS
+            );
+        }
+        assert_eq!(count, 1);
+        Raw { session, handle }
+    }
+}
+
+fn unbound_u64_pvar(mpit: &Mpit) -> Option<PvarInfo> {
+    mpit.pvars().ok()?.entries.into_iter().find(|v| {
+        v.bind == Bind::NoObject
+            && matches!(
+                v.datatype,
+                Datatype::UnsignedLong | Datatype::UnsignedLongLong
+            )
+    })
+}
+
+fn bench(c: &mut Criterion, mpit: &Mpit, pairs: &mut Vec<(String, String, String)>) {
+    let mut pair = |group: &str| {
+        pairs.push((
+            group.to_owned(),
+            format!("{group}/raw"),
+            format!("{group}/safe"),
+        ))
+    };
+
+    // Performance variables.
+    match unbound_u64_pvar(mpit) {
+        None => eprintln!("no unbound MPI_UNSIGNED_LONG[_LONG] pvar here: pvar benches skipped"),
+        Some(v) => {
+            eprintln!("pvar benches on {} ({})", v.name, v.class);
+            let session = mpit.session().unwrap();
+            let h = session.handle::<u64>(v.index).unwrap();
+            let raw = Raw::pvar(v.index);
+            let mut g = c.benchmark_group("pvar_read");
+            g.bench_function("raw", |b| {
+                let mut x = 0u64;
+                b.iter(|| {
+                    // SAFETY: live session/handle of a one-element u64 variable.
+                    let rc = unsafe {
+                        sys::MPI_T_pvar_read(raw.session, raw.handle, (&raw mut x).cast::<c_void>())
+                    };
+                    black_box((rc, x))
+                })
+            });
+            g.bench_function("safe", |b| b.iter(|| black_box(h.read())));
+            g.finish();
+            pair("pvar_read");
+
+            if !v.readonly && v.atomic {
+                let mut g = c.benchmark_group("pvar_read_reset");
+                g.bench_function("raw", |b| {
+                    let mut x = 0u64;
+                    b.iter(|| {
+                        // SAFETY: as above.
+                        let rc = unsafe {
+                            sys::MPI_T_pvar_readreset(raw.session, raw.handle, (&raw mut x).cast())
+                        };
+                        black_box((rc, x))
+                    })
+                });
+                g.bench_function("safe", |b| b.iter(|| black_box(h.read_reset())));
+                g.finish();
+                pair("pvar_read_reset");
+            } else {
+                eprintln!("{} is read-only or not atomic: read_reset skipped", v.name);
+            }
+
+            if !v.continuous {
+                let mut g = c.benchmark_group("pvar_start_stop");
+                g.bench_function("raw", |b| {
+                    b.iter(|| {
+                        // SAFETY: as above.
+                        unsafe {
+                            black_box(sys::MPI_T_pvar_start(raw.session, raw.handle));
+                            black_box(sys::MPI_T_pvar_stop(raw.session, raw.handle));
+                        }
+                    })
+                });
+                g.bench_function("safe", |b| {
+                    b.iter(|| {
+                        black_box(h.start()).ok();
+                        black_box(h.stop()).ok();
+                    })
+                });
+                g.finish();
+                pair("pvar_start_stop");
+            } else {
+                eprintln!("{} is continuous: start/stop skipped", v.name);
+            }
+        }
+    }
+
+    // Control variables.
+    let cvars = mpit.cvars().unwrap();
+    if let Some(v) = cvars
+        .entries
+        .iter()
+        .find(|v| v.bind == Bind::NoObject && v.datatype == Datatype::Int)
+    {
+        let h = mpit.cvar_handle::<i32>(v.index).unwrap();
+        let mut raw = sys::MPI_T_CVAR_HANDLE_NULL;
+        let mut count = 0;
+        // SAFETY: MPI_T initialised; unbound variable; valid out-pointers.
+        unsafe {
+            sys::MPI_T_cvar_handle_alloc(v.index as i32, std::ptr::null_mut(), &mut raw, &mut count)
+        };
+        let mut g = c.benchmark_group("cvar_read");
+        g.bench_function("raw", |b| {
+            let mut x = 0i32;
+            // SAFETY: live handle of a one-element int variable.
+            b.iter(|| black_box((unsafe { sys::MPI_T_cvar_read(raw, (&raw mut x).cast()) }, x)))
+        });
+        g.bench_function("safe", |b| b.iter(|| black_box(h.read())));
+        g.finish();
+        pair("cvar_read");
+    }
+
+    // The info query of every cvar: the C way (length query, then fetch of name and
+    // description) against `Mpit::cvar_info` (owned records, enums resolved).
+    let n = cvars.count;
+    let mut g = c.benchmark_group("cvar_info_all");
+    g.sample_size(10);
+    g.bench_function("raw", |b| {
+        b.iter(|| {
+            for i in 0..n as i32 {
+                let (mut nl, mut dl, mut verb, mut bind, mut scope) = (0, 0, 0, 0, 0);
+                let mut dt = sys::MPI_DATATYPE_NULL;
+                let mut en = sys::MPI_T_ENUM_NULL;
+                // SAFETY: length query with null buffers, then a fetch into buffers of the
+                // returned lengths.
+                unsafe {
+                    sys::MPI_T_cvar_get_info(
+                        i,
+                        std::ptr::null_mut(),
+                        &mut nl,
+                        &mut verb,
+                        &mut dt,
+                        &mut en,
+                        std::ptr::null_mut(),
+                        &mut dl,
+                        &mut bind,
+                        &mut scope,
+                    );
+                    let mut name = vec![0 as std::ffi::c_char; nl.max(1) as usize];
+                    let mut desc = vec![0 as std::ffi::c_char; dl.max(1) as usize];
+                    sys::MPI_T_cvar_get_info(
+                        i,
+                        name.as_mut_ptr(),
+                        &mut nl,
+                        &mut verb,
+                        &mut dt,
+                        &mut en,
+                        desc.as_mut_ptr(),
+                        &mut dl,
+                        &mut bind,
+                        &mut scope,
+                    );
+                    black_box((name, desc));
+                }
+            }
+        })
+    });
+    g.bench_function("safe", |b| {
+        b.iter(|| {
+            for i in 0..n {
+                black_box(mpit.cvar_info(i)).ok();
+            }
+        })
+    });
+    g.finish();
+    pair("cvar_info_all");
+    let _ = NoObject;
+}
+
+/// The mean point estimate criterion wrote for `id` (nanoseconds).
+fn mean_ns(id: &str) -> Option<f64> {
+    let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    let path = format!("{dir}/criterion/{id}/new/estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    let at = text.find("\"mean\"")?;
+    let rest = &text[at..];
+    let pe = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
+    let num: String = rest[pe..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
+        .collect();
+    num.parse().ok()
+}
+
+fn main() {
+    // MPI_Init first (rsmpi): Open MPI 4.1 refuses pvar handles before it.
+    let universe = mpi::initialize().expect("MPI_Init");
+    let mpit = Mpit::init().unwrap();
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+    let mut pairs = Vec::new();
+    bench(&mut c, &mpit, &mut pairs);
+    c.final_summary();
+    println!(
+        "\n{} {}: safe / raw (criterion mean)",
+        sys::IMPLEMENTATION,
+        sys::IMPLEMENTATION_VERSION
+    );
+    for (group, raw, safe) in pairs {
+        match (mean_ns(&raw), mean_ns(&safe)) {
+            (Some(r), Some(s)) => println!(
+                "  {group:<18} raw {r:>12.1} ns   safe {s:>12.1} ns   ratio {:.3}",
+                s / r
+            ),
+            _ => println!("  {group:<18} (no estimates: run without --test / filters)"),
+        }
+    }
+    drop(mpit);
+    drop(universe);
+}
