@@ -85,6 +85,10 @@ use level::{Level, Multiple, Single};
 ///
 /// Most crashes follow MPI_T's count of initialisations returning to zero, so the first token
 /// also makes one process-lifetime initialisation that is never finalised (the "anchor").
+/// Through `Mpit` the same orderings (tokens for TInit/TFinalize, `cvar_count` for TQuery) are
+/// all ok on the four implementations, except (f) on MPICH: the anchor cannot help when the
+/// first token comes after `MPI_Finalize`, so there `Mpit::init` returns
+/// [`Error::KnownCrash`] instead of crashing (4.0.2) or aborting at exit (5.0.2).
 ///
 /// **The ordering that is safe everywhere:** create the first token before `MPI_Finalize`
 /// (before or after `MPI_Init`, e.g. right after rsmpi's `mpi::initialize()`), and drop tokens
@@ -212,6 +216,18 @@ static ANCHOR: OnceLock<(c_int, c_int)> = OnceLock::new();
 /// The anchor requests the first token's level; what it was provided is the process's MPI_T
 /// thread level, returned here.
 fn anchor(level: ThreadLevel) -> Result<ThreadLevel> {
+    if ANCHOR.get().is_none() && sys::IMPLEMENTATION == "MPICH" {
+        let mut finalized = 0;
+        // SAFETY: MPI_Finalized may be called at any time; valid out-pointer.
+        check(unsafe { sys::MPI_Finalized(&mut finalized) })?;
+        if finalized != 0 {
+            // Ordering (f) in the table: MPI_T first initialised after MPI_Finalize.
+            return Err(Error::KnownCrash(
+                "MPICH segfaults (4.0.2) or aborts at exit (5.0.2) when MPI_T is first \
+                 initialised after MPI_Finalize: create a token before MPI_Finalize",
+            ));
+        }
+    }
     let (rc, provided) = *ANCHOR.get_or_init(|| {
         let mut provided = 0;
         // SAFETY: as in `init_thread`; runs once per process.

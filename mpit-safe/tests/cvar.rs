@@ -182,3 +182,36 @@ fn writes_follow_the_scope() {
     }
     let _ = Scope::Local;
 }
+
+/// MPI-4.1 §16.3.6: a write that succeeds takes effect: reading back returns the new value.
+/// Changes the first writable unbound int variable that accepts a new value (by one), reads it
+/// back, and restores it.
+#[test]
+fn a_write_takes_effect() {
+    let t = turn();
+    let cvars = t.mpit.cvars().unwrap();
+    for v in cvars.entries.iter().filter(|v| {
+        v.bind == Bind::NoObject && v.datatype == Datatype::Int && v.scope.is_writable()
+    }) {
+        let h = t.mpit.cvar_handle::<i32>(v.index).unwrap();
+        if h.count() != 1 {
+            continue;
+        }
+        let old = h.read().unwrap();
+        let new = old.wrapping_add(1);
+        if h.write(new).is_err() {
+            continue;
+        }
+        let back = h.read().unwrap();
+        h.write(old).unwrap();
+        assert_eq!(back, new, "{}: wrote {new}, read back {back}", v.name);
+        assert_eq!(h.read().unwrap(), old, "{}: restore", v.name);
+        eprintln!(
+            "{}: {} {old} -> {new} read back, restored",
+            mpit_safe::sys::IMPLEMENTATION,
+            v.name
+        );
+        return;
+    }
+    panic!("no writable int control variable accepted a new value");
+}

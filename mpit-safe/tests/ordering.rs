@@ -7,46 +7,114 @@
 //! afterwards. Every ordering below is therefore allowed; real implementations still crash on
 //! some (open-mpi/ompi#11485, pmodels/mpich#7954).
 //!
-//! `MPI_Init` may run only once per process and a crash must not take the test down, so the test
-//! re-executes its own binary once per ordering: with [`CHILD_ENV`] naming an ordering, the test
-//! function is a child that performs the ordering's steps, printing (and flushing) a line before
-//! and after each, and exits. Without it, the test function is the parent: it runs every child
-//! under a timeout, classifies the outcome (ok, error, crash, exit, hang), prints a table, writes
-//! it as JSON lines to `$CARGO_TARGET_TMPDIR/ordering-<impl>-<version>.jsonl`, reports every
-//! ordering that fails as a finding about the implementation, and fails only if one of the
-//! orderings mpit-safe relies on ([`Ordering::required`]) fails.
+//! Two tests run the eight orderings: [`mpi_t_orderings_around_mpi_init`] with raw MPI_T calls
+//! ([`Mode::Raw`]), and [`safe_api_orderings_around_mpi_init`] with MPI_T through mpit-safe's
+//! [`Mpit`] token ([`Mode::Safe`]), whose process-lifetime anchor initialisation keeps MPI_T's
+//! count of initialisations above zero. `MPI_Init_thread` and `MPI_Finalize` are raw in both.
+//!
+//! `MPI_Init` may run only once per process and a crash must not take the test down, so the tests
+//! re-execute their own binary once per ordering: with [`CHILD_ENV`] naming a mode and an
+//! ordering, the test function is a child that performs the ordering's steps, printing (and
+//! flushing) a line before and after each, and exits. Without it, the test function is the
+//! parent: it runs every child under a timeout, classifies the outcome (ok, error, crash, exit,
+//! hang), prints a table, writes it as JSON lines to
+//! `$CARGO_TARGET_TMPDIR/ordering-<impl>-<version>.jsonl` (raw) or
+//! `$CARGO_TARGET_TMPDIR/ordering-safe-<impl>-<version>.jsonl` (safe API), and reports every
+//! ordering that fails as a finding. The raw test fails only if one of the orderings mpit-safe
+//! relies on ([`Ordering::required`]) fails; the safe test fails if one of those fails through
+//! the safe API, or if an ordering that succeeds raw fails through the safe API (the anchor must
+//! never make things worse). The raw orderings run once per test process and both tests use the
+//! result ([`raw_reports`]), so the safe test compares with raw outcomes of the same run.
 //!
 //! Run: `scripts/with-mpi IMPL cargo test -p mpit-safe --test ordering -- --nocapture`.
 //! `MPIT_ORDERING_TIMEOUT_SECS` overrides the per-child timeout (60 s).
 
 use std::ffi::c_int;
+use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use mpit_safe::Mpit;
 use mpit_sys::{
     IMPLEMENTATION, IMPLEMENTATION_VERSION, MPI_Finalize, MPI_Init_thread, MPI_SUCCESS,
     MPI_T_ERR_CANNOT_INIT, MPI_T_ERR_INVALID_INDEX, MPI_T_ERR_MEMORY, MPI_T_ERR_NOT_INITIALIZED,
     MPI_T_cvar_get_num, MPI_T_finalize, MPI_T_init_thread, MPI_THREAD_SINGLE,
 };
 
-/// Environment variable that makes the test binary a child running the named ordering.
+/// Environment variable that makes the test binary a child running the named ordering in the
+/// named mode: `MODE:KEY`, e.g. `safe:c` ([`Mode::name`], [`Ordering::key`]).
 const CHILD_ENV: &str = "MPIT_SAFE_ORDERING_CHILD";
-/// Name of the one test function, passed to the child with `--exact`.
-const TEST_NAME: &str = "mpi_t_orderings_around_mpi_init";
 /// Prefix of the child's progress lines on stdout (MPI may print there too).
 const TAG: &str = "mpit-ordering:";
 /// Exit code of a child whose step returned an error code.
 const EXIT_STEP_ERROR: i32 = 3;
-/// Exit code of a child given an unknown ordering.
+/// Exit code of a child given an unknown mode or ordering.
 const EXIT_USAGE: i32 = 4;
 /// Default time a child may take before it counts as hung and is killed.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// One call of an ordering.
+/// How the child reaches MPI_T; `MPI_Init_thread` and `MPI_Finalize` are raw in both modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Raw `MPI_T_init_thread`, `MPI_T_cvar_get_num`, `MPI_T_finalize`.
+    Raw,
+    /// mpit-safe: [`Mpit::init`] pushes a token on a stack, [`Mpit::cvar_count`] queries the top
+    /// one, [`Mpit::finalize`] pops and finalises the top one.
+    Safe,
+}
+
+impl Mode {
+    const ALL: [Mode; 2] = [Mode::Raw, Mode::Safe];
+
+    /// The name in [`CHILD_ENV`] and in the JSON lines.
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Raw => "raw",
+            Mode::Safe => "safe",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// The test function whose children run in this mode, passed to the child with `--exact`.
+    fn test_name(self) -> &'static str {
+        match self {
+            Mode::Raw => "mpi_t_orderings_around_mpi_init",
+            Mode::Safe => "safe_api_orderings_around_mpi_init",
+        }
+    }
+
+    /// The table's title.
+    fn title(self) -> &'static str {
+        match self {
+            Mode::Raw => "MPI_T/MPI init-finalize orderings",
+            Mode::Safe => {
+                "MPI_T/MPI init-finalize orderings through the safe API (mpit_safe::Mpit tokens)"
+            }
+        }
+    }
+
+    /// The JSON lines' file name in `$CARGO_TARGET_TMPDIR`.
+    fn jsonl_name(self) -> String {
+        let prefix = match self {
+            Mode::Raw => "ordering",
+            Mode::Safe => "ordering-safe",
+        };
+        format!(
+            "{prefix}-{}-{}.jsonl",
+            slug(IMPLEMENTATION),
+            slug(IMPLEMENTATION_VERSION)
+        )
+    }
+}
+
+/// One call of an ordering (in [`Mode::Raw`]; [`Step::call`] names the call in either mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     /// `MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)`.
@@ -82,14 +150,17 @@ impl Step {
         }
     }
 
-    /// The MPI function the step calls.
-    fn call(self) -> &'static str {
-        match self {
-            Step::TInit => "MPI_T_init_thread",
-            Step::TQuery => "MPI_T_cvar_get_num",
-            Step::TFinalize => "MPI_T_finalize",
-            Step::Init => "MPI_Init_thread",
-            Step::Finalize => "MPI_Finalize",
+    /// The function the step calls in `mode`.
+    fn call(self, mode: Mode) -> &'static str {
+        match (mode, self) {
+            (Mode::Raw, Step::TInit) => "MPI_T_init_thread",
+            (Mode::Raw, Step::TQuery) => "MPI_T_cvar_get_num",
+            (Mode::Raw, Step::TFinalize) => "MPI_T_finalize",
+            (Mode::Safe, Step::TInit) => "Mpit::init",
+            (Mode::Safe, Step::TQuery) => "Mpit::cvar_count",
+            (Mode::Safe, Step::TFinalize) => "Mpit::finalize",
+            (_, Step::Init) => "MPI_Init_thread",
+            (_, Step::Finalize) => "MPI_Finalize",
         }
     }
 
@@ -97,11 +168,11 @@ impl Step {
         Step::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// Performs the call; returns its return code and what it returned through out-pointers.
+    /// Performs the raw call; returns its return code and what it returned through out-pointers.
     ///
     /// Only the child calls this, in the order of one [`Ordering`]; each ordering is one the
     /// standard allows, which is what the test is about.
-    fn run(self) -> (c_int, String) {
+    fn run_raw(self) -> (c_int, String) {
         let mut out: c_int = -1;
         let rc = match self {
             // SAFETY: MPI_T may be initialised at any time, also before MPI_Init and after
@@ -131,6 +202,70 @@ impl Step {
             Step::TFinalize | Step::Finalize => String::new(),
         };
         (rc, out)
+    }
+
+    /// Performs the step in `mode`; in [`Mode::Safe`] MPI_T goes through the `tokens` stack.
+    fn run(self, mode: Mode, tokens: &mut Vec<Mpit>) -> StepResult {
+        if mode == Mode::Raw || matches!(self, Step::Init | Step::Finalize) {
+            let (rc, out) = self.run_raw();
+            return StepResult {
+                rc,
+                out,
+                error: None,
+            };
+        }
+        let result = match self {
+            Step::TInit => Mpit::init().map(|t| {
+                let out = format!(" provided={}", t.provided());
+                tokens.push(t);
+                out
+            }),
+            Step::TQuery => match tokens.last() {
+                Some(t) => t.cvar_count().map(|n| format!(" cvars={n}")),
+                None => return StepResult::unbalanced("no token to query"),
+            },
+            Step::TFinalize => match tokens.pop() {
+                Some(t) => t.finalize().map(|()| String::new()),
+                None => return StepResult::unbalanced("no token to finalize"),
+            },
+            Step::Init | Step::Finalize => unreachable!("raw in both modes"),
+        };
+        match result {
+            Ok(out) => StepResult {
+                rc: MPI_SUCCESS,
+                out,
+                error: None,
+            },
+            Err(e) => StepResult {
+                rc: e.raw_code().unwrap_or(RC_NOT_FROM_MPI),
+                out: String::new(),
+                error: Some(e.to_string()),
+            },
+        }
+    }
+}
+
+/// The return code reported for a safe-API error the crate made itself (no MPI return code).
+const RC_NOT_FROM_MPI: c_int = -1;
+
+/// What one step of the child returned.
+struct StepResult {
+    /// The MPI return code (`MPI_SUCCESS` if the safe API returned `Ok`).
+    rc: c_int,
+    /// What the call returned through out-pointers, as ` key=value` fields.
+    out: String,
+    /// The safe API's error, displayed.
+    error: Option<String>,
+}
+
+impl StepResult {
+    /// A safe-API step the ordering's token stack does not allow (a bug in [`Ordering::steps`]).
+    fn unbalanced(why: &str) -> StepResult {
+        StepResult {
+            rc: RC_NOT_FROM_MPI,
+            out: String::new(),
+            error: Some(format!("test bug: {why}")),
+        }
     }
 }
 
@@ -260,23 +395,40 @@ fn say(line: &str) {
     let _ = out.flush();
 }
 
-/// Performs the steps of the ordering named by `key` and exits the process: 0 if every step
-/// returned `MPI_SUCCESS`, [`EXIT_STEP_ERROR`] at the first that did not.
-fn run_child(key: &str) -> ! {
-    let Some(ordering) = Ordering::from_key(key) else {
-        eprintln!("{CHILD_ENV}={key:?} names no ordering");
+/// Performs the steps of the ordering `spec` names (`MODE:KEY`) and exits the process: 0 if
+/// every step succeeded, [`EXIT_STEP_ERROR`] at the first that did not.
+///
+/// In [`Mode::Safe`] the tokens left on the stack at exit (none: every ordering balances its
+/// initialisations) and the anchor are not finalised: `exit` runs no destructors.
+fn run_child(spec: &str) -> ! {
+    let parsed = spec
+        .split_once(':')
+        .and_then(|(mode, key)| Some((Mode::from_name(mode)?, Ordering::from_key(key)?)));
+    let Some((mode, ordering)) = parsed else {
+        eprintln!("{CHILD_ENV}={spec:?} names no mode and ordering (MODE:KEY)");
         std::process::exit(EXIT_USAGE);
     };
     say(&format!(
-        "start {} {}",
+        "start {} {} {}",
+        mode.name(),
         ordering.key(),
         ordering.steps_text()
     ));
+    let mut tokens = Vec::new();
     for (i, &step) in ordering.steps().iter().enumerate() {
         say(&format!("begin {i} {}", step.name()));
-        let (rc, out) = step.run();
-        say(&format!("end {i} {} rc={rc}{out}", step.name()));
-        if rc != MPI_SUCCESS {
+        let r = step.run(mode, &mut tokens);
+        let error = r
+            .error
+            .map(|e| format!("{ERROR_FIELD}{}", e.replace('\n', " ")))
+            .unwrap_or_default();
+        say(&format!(
+            "end {i} {} rc={}{}{error}",
+            step.name(),
+            r.rc,
+            r.out
+        ));
+        if r.rc != MPI_SUCCESS {
             // MPI may be left initialised: exiting is all that is left to do.
             std::process::exit(EXIT_STEP_ERROR);
         }
@@ -284,6 +436,9 @@ fn run_child(key: &str) -> ! {
     say("done");
     std::process::exit(0);
 }
+
+/// Starts the rest of an `end` progress line that is the safe API's error message.
+const ERROR_FIELD: &str = " error=";
 
 // ---------------------------------------------------------------------------------------------
 // The parent.
@@ -293,8 +448,13 @@ fn run_child(key: &str) -> ! {
 enum Outcome {
     /// Every step returned `MPI_SUCCESS` and the process exited with 0.
     Ok,
-    /// A step returned an error code.
-    Error { step: usize, call: Step, rc: c_int },
+    /// A step returned an error code (with the safe API's message, in [`Mode::Safe`]).
+    Error {
+        step: usize,
+        call: Step,
+        rc: c_int,
+        message: Option<String>,
+    },
     /// The process was killed by a signal.
     Crash {
         signal: i32,
@@ -318,14 +478,33 @@ impl Outcome {
         }
     }
 
+    fn is_ok(&self) -> bool {
+        matches!(self, Outcome::Ok)
+    }
+
     /// One line of details; empty for `Ok`.
-    fn detail(&self) -> String {
+    fn detail(&self, mode: Mode) -> String {
         match self {
             Outcome::Ok => String::new(),
-            Outcome::Error { step, call, rc } => format!(
+            Outcome::Error {
+                step,
+                call,
+                message: Some(message),
+                ..
+            } => format!(
+                "step {step} ({}: {}) returned Err: {message}",
+                call.name(),
+                call.call(mode),
+            ),
+            Outcome::Error {
+                step,
+                call,
+                rc,
+                message: None,
+            } => format!(
                 "step {step} ({}: {}) returned {rc}{}",
                 call.name(),
-                call.call(),
+                call.call(mode),
                 error_name(*rc)
                     .map(|n| format!(" = {n}"))
                     .unwrap_or_default()
@@ -377,6 +556,7 @@ fn signal_name(signal: i32) -> String {
 /// What the parent learnt from one child.
 #[derive(Debug)]
 struct Report {
+    mode: Mode,
     ordering: Ordering,
     outcome: Outcome,
     /// The `MPI_T_cvar_get_num` results, in order.
@@ -387,27 +567,71 @@ struct Report {
     stderr: String,
 }
 
+impl Report {
+    fn detail(&self) -> String {
+        self.outcome.detail(self.mode)
+    }
+
+    /// `(key) label [steps]: kind: detail`, the body of a finding.
+    fn summary(&self) -> String {
+        format!(
+            "({}) {} [{}]: {}: {}",
+            self.ordering.key(),
+            self.ordering.label(),
+            self.ordering.steps_text(),
+            self.outcome.kind(),
+            self.detail()
+        )
+    }
+
+    /// The first lines of the child's stderr, indented, or nothing if it wrote none.
+    fn stderr_lines(&self) -> String {
+        let err = head(&self.stderr, 10);
+        if err.is_empty() {
+            return String::new();
+        }
+        format!(
+            "  child's stderr (first lines):\n    {}\n",
+            err.replace('\n', "\n    ")
+        )
+    }
+}
+
 /// The child's progress, parsed from its stdout.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Progress {
+    mode: Mode,
     started: bool,
     /// The last step begun: index and step.
     begun: Option<(usize, Step)>,
     /// The last step ended: index and step.
     ended: Option<(usize, Step)>,
-    /// The first step that returned an error: index, step, code.
-    failed: Option<(usize, Step, c_int)>,
+    /// The first step that returned an error: index, step, code, the safe API's message.
+    failed: Option<(usize, Step, c_int, Option<String>)>,
     cvars: Vec<i64>,
     done: bool,
 }
 
 impl Progress {
-    fn parse(stdout: &str) -> Progress {
-        let mut p = Progress::default();
+    fn parse(stdout: &str, mode: Mode) -> Progress {
+        let mut p = Progress {
+            mode,
+            started: false,
+            begun: None,
+            ended: None,
+            failed: None,
+            cvars: Vec::new(),
+            done: false,
+        };
         for line in stdout.lines() {
             // The harness may have printed `test NAME ... ` on the same line before the tag.
             let Some((_, rest)) = line.split_once(TAG) else {
                 continue;
+            };
+            // The safe API's message, if any, is the rest of the line; the fields come before.
+            let (rest, message) = match rest.split_once(ERROR_FIELD) {
+                Some((fields, message)) => (fields, Some(message.trim().to_owned())),
+                None => (rest, None),
             };
             let words: Vec<&str> = rest.split_whitespace().collect();
             let step = || {
@@ -427,7 +651,7 @@ impl Progress {
                     p.ended = step();
                     if let (Some((i, s)), Some(rc)) = (p.ended, field("rc")) {
                         if rc != i64::from(MPI_SUCCESS) && p.failed.is_none() {
-                            p.failed = Some((i, s, rc as c_int));
+                            p.failed = Some((i, s, rc as c_int, message.clone()));
                         }
                     }
                     if let Some(n) = field("cvars") {
@@ -448,7 +672,7 @@ impl Progress {
         }
         match (self.begun, self.ended) {
             (Some((b, s)), e) if e.map(|(i, _)| i) != Some(b) => {
-                format!("in step {b} ({}: {})", s.name(), s.call())
+                format!("in step {b} ({}: {})", s.name(), s.call(self.mode))
             }
             (_, Some((i, s))) => format!("after step {i} ({})", s.name()),
             _ => "before the first step".to_owned(),
@@ -489,12 +713,17 @@ fn timeout() -> Duration {
         .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
 }
 
-/// Runs one ordering in a child process and classifies how it ended.
-fn run_ordering(ordering: Ordering, timeout: Duration) -> Report {
+/// Runs one ordering in a child process in `mode` and classifies how it ended.
+fn run_ordering(mode: Mode, ordering: Ordering, timeout: Duration) -> Report {
     let exe = std::env::current_exe().expect("the test binary's path");
     let mut child = Command::new(exe)
-        .args(["--exact", TEST_NAME, "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, ordering.key())
+        .args([
+            "--exact",
+            mode.test_name(),
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, format!("{}:{}", mode.name(), ordering.key()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -534,13 +763,15 @@ fn run_ordering(ordering: Ordering, timeout: Duration) -> Report {
     let text = |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().unwrap()).into_owned();
     let (stdout, stderr) = (text(&out), text(&err));
 
-    let progress = Progress::parse(&stdout);
+    let progress = Progress::parse(&stdout, mode);
     // A harness that ran no test exits with 0 without a word from the child.
     assert!(
         progress.started || status.is_none_or(|s| s.code() != Some(0)),
-        "the child for ordering ({}) ran no steps: does TEST_NAME ({TEST_NAME}) name the test \
+        "the {} child for ordering ({}) ran no steps: does Mode::test_name ({}) name the test \
          function?\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        ordering.key()
+        mode.name(),
+        ordering.key(),
+        mode.test_name(),
     );
     let outcome = match status {
         None => Outcome::Hang {
@@ -548,8 +779,13 @@ fn run_ordering(ordering: Ordering, timeout: Duration) -> Report {
             at: progress.at(),
         },
         Some(_) if progress.failed.is_some() => {
-            let (step, call, rc) = progress.failed.unwrap();
-            Outcome::Error { step, call, rc }
+            let (step, call, rc, message) = progress.failed.clone().unwrap();
+            Outcome::Error {
+                step,
+                call,
+                rc,
+                message,
+            }
         }
         Some(s) if s.signal().is_some() => Outcome::Crash {
             signal: s.signal().unwrap(),
@@ -563,6 +799,7 @@ fn run_ordering(ordering: Ordering, timeout: Duration) -> Report {
         },
     };
     Report {
+        mode,
         ordering,
         outcome,
         cvars: progress.cvars,
@@ -615,15 +852,16 @@ fn json_line(r: &Report) -> String {
         None => "null".to_owned(),
     };
     format!(
-        "{{\"implementation\":{},\"version\":{},\"ordering\":{},\"label\":{},\"steps\":[{steps}],\
-         \"outcome\":{},\"detail\":{},\"required\":{},\"status\":{status},\"cvars\":[{cvars}],\
-         \"stderr_head\":{}}}",
+        "{{\"implementation\":{},\"version\":{},\"api\":{},\"ordering\":{},\"label\":{},\
+         \"steps\":[{steps}],\"outcome\":{},\"detail\":{},\"required\":{},\"status\":{status},\
+         \"cvars\":[{cvars}],\"stderr_head\":{}}}",
         json_str(IMPLEMENTATION),
         json_str(IMPLEMENTATION_VERSION),
+        json_str(r.mode.name()),
         json_str(r.ordering.key()),
         json_str(r.ordering.label()),
         json_str(r.outcome.kind()),
-        json_str(&r.outcome.detail()),
+        json_str(&r.detail()),
         r.ordering.required().is_some(),
         json_str(&head(&r.stderr, 40)),
     )
@@ -642,8 +880,8 @@ fn slug(s: &str) -> String {
         .collect()
 }
 
-/// Prints the outcome table of this implementation.
-fn print_table(reports: &[Report]) {
+/// The outcome table of this implementation in `reports`' mode.
+fn table(mode: Mode, reports: &[Report]) -> String {
     let w_label = reports
         .iter()
         .map(|r| r.ordering.label().len())
@@ -654,19 +892,26 @@ fn print_table(reports: &[Report]) {
         .map(|r| r.ordering.steps_text().len())
         .max()
         .unwrap_or(0);
-    println!("\nMPI_T/MPI init-finalize orderings on {IMPLEMENTATION} {IMPLEMENTATION_VERSION}:");
-    println!(
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{} on {IMPLEMENTATION} {IMPLEMENTATION_VERSION}:",
+        mode.title()
+    );
+    let _ = writeln!(
+        out,
         "    {:<w_label$}  {:<w_steps$}  outcome",
         "ordering", "steps"
     );
     for r in reports {
-        let detail = r.outcome.detail();
+        let detail = r.detail();
         let cvars = if r.cvars.is_empty() {
             String::new()
         } else {
             format!(" [cvars {:?}]", r.cvars)
         };
-        println!(
+        let _ = writeln!(
+            out,
             "({}) {:<w_label$}  {:<w_steps$}  {}{}{cvars}",
             r.ordering.key(),
             r.ordering.label(),
@@ -679,59 +924,135 @@ fn print_table(reports: &[Report]) {
             },
         );
     }
+    out
 }
 
-/// The test: as the child, one ordering; as the parent, all of them, reported and checked.
-#[test]
-fn mpi_t_orderings_around_mpi_init() {
-    if let Ok(key) = std::env::var(CHILD_ENV) {
-        run_child(&key);
-    }
+/// Runs every ordering in `mode`, one child at a time.
+fn run_all(mode: Mode) -> Vec<Report> {
     let timeout = timeout();
-    let reports: Vec<Report> = Ordering::ALL
+    Ordering::ALL
         .into_iter()
-        .map(|o| run_ordering(o, timeout))
-        .collect();
+        .map(|o| run_ordering(mode, o, timeout))
+        .collect()
+}
 
-    print_table(&reports);
-    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "ordering-{}-{}.jsonl",
-        slug(IMPLEMENTATION),
-        slug(IMPLEMENTATION_VERSION)
-    ));
+/// The raw orderings' reports, run once per test process for both tests (the one that comes
+/// second waits for them), so the safe test compares with raw outcomes of the same run.
+fn raw_reports() -> &'static [Report] {
+    static RAW: OnceLock<Vec<Report>> = OnceLock::new();
+    RAW.get_or_init(|| run_all(Mode::Raw))
+}
+
+/// Writes `reports` as JSON lines to `$CARGO_TARGET_TMPDIR`; returns the line saying where.
+fn write_jsonl(mode: Mode, reports: &[Report]) -> String {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(mode.jsonl_name());
     let jsonl: String = reports.iter().map(|r| json_line(r) + "\n").collect();
     std::fs::write(&path, jsonl).expect("write the JSON lines");
-    println!("written to {}", path.display());
+    format!("written to {}\n", path.display())
+}
+
+/// The test with raw MPI_T calls: as the child, one ordering; as the parent, all of them,
+/// reported and checked.
+#[test]
+fn mpi_t_orderings_around_mpi_init() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        run_child(&spec);
+    }
+    let reports = raw_reports();
+
+    // One print, so the other test's output does not interleave with this one's.
+    let mut out = table(Mode::Raw, reports);
+    out += &write_jsonl(Mode::Raw, reports);
 
     // Every ordering that does not succeed is a finding; only the required ones fail the test.
     let mut failures = Vec::new();
-    for r in reports.iter().filter(|r| !matches!(r.outcome, Outcome::Ok)) {
-        let finding = format!(
-            "({}) {} [{}]: {}: {}",
-            r.ordering.key(),
-            r.ordering.label(),
-            r.ordering.steps_text(),
-            r.outcome.kind(),
-            r.outcome.detail()
-        );
-        println!(
+    for r in reports.iter().filter(|r| !r.outcome.is_ok()) {
+        let finding = r.summary();
+        let _ = writeln!(
+            out,
             "\nFINDING on {IMPLEMENTATION} {IMPLEMENTATION_VERSION}: implementation deviates from \
              the standard (MPI-4.1 §16.3.4 allows this ordering): {finding}"
         );
-        let err = head(&r.stderr, 10);
-        if !err.is_empty() {
-            println!(
-                "  child's stderr (first lines):\n    {}",
-                err.replace('\n', "\n    ")
-            );
-        }
+        out += &r.stderr_lines();
         if let Some(why) = r.ordering.required() {
             failures.push(format!("{finding}\n  required because {why}"));
         }
     }
+    print!("{out}");
     assert!(
         failures.is_empty(),
         "{IMPLEMENTATION} {IMPLEMENTATION_VERSION} fails an ordering mpit-safe relies on:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// The test with MPI_T through mpit-safe's [`Mpit`] tokens: as the child, one ordering; as the
+/// parent, all of them, reported and compared with the raw outcomes of the same run.
+#[test]
+fn safe_api_orderings_around_mpi_init() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        run_child(&spec);
+    }
+    let raw = raw_reports();
+    let safe = run_all(Mode::Safe);
+
+    // One print, so the other test's output does not interleave with this one's.
+    let mut out = table(Mode::Safe, &safe);
+    out += &write_jsonl(Mode::Safe, &safe);
+
+    // Every ordering that does not succeed through the safe API is a finding; the test fails if
+    // a required one fails, or one that succeeds raw (the anchor must never make things worse).
+    let mut failures = Vec::new();
+    for (r, s) in raw.iter().zip(&safe) {
+        assert_eq!(
+            r.ordering, s.ordering,
+            "both modes run Ordering::ALL in order"
+        );
+        if s.outcome.is_ok() {
+            continue;
+        }
+        let finding = s.summary();
+        let _ = writeln!(
+            out,
+            "\nFINDING (safe API) on {IMPLEMENTATION} {IMPLEMENTATION_VERSION}: {finding} \
+             (raw: {})",
+            r.outcome.kind()
+        );
+        out += &s.stderr_lines();
+        if let Some(why) = s.ordering.required() {
+            failures.push(format!("{finding}\n  required because {why}"));
+        }
+        if r.outcome.is_ok() {
+            failures.push(format!(
+                "{finding}\n  succeeds with raw MPI_T calls: the safe API must not make an \
+                 ordering fail"
+            ));
+        }
+    }
+
+    let _ = writeln!(
+        out,
+        "\nraw -> safe API on {IMPLEMENTATION} {IMPLEMENTATION_VERSION}:"
+    );
+    for (r, s) in raw.iter().zip(&safe) {
+        let verdict = match (r.outcome.is_ok(), s.outcome.is_ok()) {
+            (true, true) => "",
+            (false, true) => "  (fixed by the safe API)",
+            (false, false) => "  (fails either way)",
+            (true, false) => "  (WORSE through the safe API)",
+        };
+        let _ = writeln!(
+            out,
+            "({}) {:<5} -> {:<5}{verdict}",
+            r.ordering.key(),
+            r.outcome.kind(),
+            s.outcome.kind()
+        );
+    }
+    print!("{out}");
+    assert!(
+        failures.is_empty(),
+        "{IMPLEMENTATION} {IMPLEMENTATION_VERSION} fails through the safe API:\n{}",
         failures.join("\n")
     );
 }
