@@ -39,7 +39,37 @@ pub struct CvarHandle<'a, T, L: Level = crate::level::Single> {
     handle: sys::MPI_T_cvar_handle,
     count: usize,
     info: CvarInfo,
+    /// Reading crashes the implementation once MPI is initialised ([`crashes_after_init`]).
+    hazard: bool,
     _borrow: Borrow<'a, L, T>,
+}
+
+/// Open MPI 4.1.4 segfaults in `MPI_T_cvar_read` of the integer and boolean variables its UCX
+/// common library registers for itself and for each UCX component (`opal_common_ucx_verbose`,
+/// `osc_ucx_progress_iterations`, `pml_ucx_opal_mem_hooks`, ...: nine here, when UCX is not
+/// selected) once `MPI_Init` has run: their storage goes away with the closed components while
+/// the variables stay registered. Found by reading every variable after `MPI_Init` with
+/// `mpit-list`; the string ones read fine.
+fn crashes_after_init(info: &CvarInfo) -> bool {
+    sys::IMPLEMENTATION == "Open MPI"
+        && sys::IMPLEMENTATION_VERSION.starts_with("4.")
+        && info.datatype != Datatype::Char
+        && ["verbose", "progress_iterations", "opal_mem_hooks"]
+            .iter()
+            .any(|v| {
+                let name = info.name.as_bytes();
+                let suffix = format!("_ucx_{v}");
+                name.ends_with(suffix.as_bytes())
+            })
+}
+
+fn mpi_initialized() -> Result<bool> {
+    let (mut init, mut fin) = (0, 0);
+    // SAFETY: both may be called at any time; valid out-pointers.
+    check(unsafe { sys::MPI_Initialized(&mut init) })?;
+    // SAFETY: as above.
+    check(unsafe { sys::MPI_Finalized(&mut fin) })?;
+    Ok(init != 0 || fin != 0)
 }
 
 // SAFETY: at MPI_THREAD_MULTIPLE MPI_T calls may come from any thread at any time, and the
@@ -82,6 +112,7 @@ impl<L: Level> Mpit<L> {
         Ok(CvarHandle {
             handle,
             count: non_negative(count)?,
+            hazard: crashes_after_init(&info),
             info,
             _borrow: PhantomData,
         })
@@ -127,6 +158,11 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
     }
 
     fn read_raw(&self, buf: *mut std::ffi::c_void) -> Result<()> {
+        if self.hazard && mpi_initialized()? {
+            return Err(Error::KnownCrash(
+                "Open MPI 4.1 segfaults reading its UCX common variables after MPI_Init",
+            ));
+        }
         // SAFETY: callers pass a buffer of `count` elements of the variable's datatype.
         check(unsafe { sys::MPI_T_cvar_read(self.handle, buf) })
     }
