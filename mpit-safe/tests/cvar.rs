@@ -40,10 +40,20 @@ fn every_unbound_cvar_reads() {
         }
     }
     eprintln!("read {read} unbound cvars; refused: {failed:?}");
+    // The only acceptable refusal is a value the implementation returned that is not a value
+    // of the datatype (Open MPI returns 202, 181, ... for the MPI_C_BOOL
+    // `pml_ucx_multi_send_nb` when UCX is not in use): a typed error instead of a wrong `bool`.
+    let unexpected: Vec<_> = failed
+        .iter()
+        .filter(|(_, e)| !matches!(e, Error::InvalidValue(_)))
+        .collect();
     assert!(
-        failed.is_empty(),
-        "reads of unbound cvars failed: {failed:?}"
+        unexpected.is_empty(),
+        "reads of unbound cvars failed: {unexpected:?}"
     );
+    for (name, e) in &failed {
+        eprintln!("finding: {name}: the implementation returned an invalid value: {e}");
+    }
 }
 
 /// A typed handle agrees with the dynamic one, and a Rust type that does not match the
@@ -73,6 +83,16 @@ fn typed_reads_agree_and_mismatches_are_refused() {
                     // read (measured with a C program too): nothing to compare.
                     eprintln!("finding: {} changes between reads: {typed:?}", v.name);
                     continue;
+                }
+                if Value::Int(typed[0]) != dynamic {
+                    // The same garbage can differ per handle: a fresh handle decides whether
+                    // the variable is stable at all (a real mismatch would repeat).
+                    let fresh = t.mpit.dyn_cvar_handle(v.index, &NoObject).unwrap();
+                    let more: Vec<_> = (0..3).map(|_| fresh.read_values().unwrap()[0]).collect();
+                    if more.iter().any(|x| *x != dynamic) {
+                        eprintln!("finding: {} differs per handle and read: {more:?}", v.name);
+                        continue;
+                    }
                 }
                 assert_eq!(Value::Int(typed[0]), dynamic, "{}", v.name);
                 let wrong = t.mpit.cvar_handle::<f64>(v.index).map(|_| ());
