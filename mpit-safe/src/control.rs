@@ -8,7 +8,7 @@ use mpit_sys as sys;
 
 use crate::init::{Mpit, level::Level, level::Multiple};
 use crate::object::{MpiObject, NoObject};
-use crate::raw::{check, non_negative};
+use crate::raw::{self, check, non_negative};
 
 /// Ties a handle to its init token and element type without owning either.
 type Borrow<'a, L, T> = PhantomData<(&'a Mpit<L>, fn() -> T)>;
@@ -173,15 +173,9 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
         check(unsafe { sys::MPI_T_cvar_write(self.handle, buf.cast_mut()) })
     }
 
+    #[inline]
     fn expect_count(&self, got: usize) -> Result<()> {
-        if got == self.count {
-            Ok(())
-        } else {
-            Err(Error::CountMismatch {
-                expected: self.count,
-                got,
-            })
-        }
+        raw::expect_count(self.count, got)
     }
 }
 
@@ -249,10 +243,7 @@ impl<L: Level> CvarHandle<'_, Value, L> {
 
     /// Reads all elements as [`Value`]s of the variable's datatype.
     pub fn read_values(&self) -> Result<Vec<Value>> {
-        let mut buf = vec![0u64; self.byte_len().div_ceil(8)];
-        self.read_raw(buf.as_mut_ptr().cast())?;
-        let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        Value::decode_all(self.info.datatype, &bytes[..self.byte_len()])
+        raw::read_values(self.info.datatype, self.count, |buf| self.read_raw(buf))
     }
 
     /// Writes all elements; each value must be of the variable's datatype.

@@ -6,7 +6,7 @@
 use std::ffi::c_int;
 use std::str::FromStr;
 
-use mpit_core::{Bind, Datatype, Error, ErrorClass, PvarClass, Result, Scope, Verbosity};
+use mpit_core::{Bind, Datatype, Error, ErrorClass, PvarClass, Result, Scope, Value, Verbosity};
 use mpit_sys as sys;
 
 /// `MPI_SUCCESS` to `Ok`, every MPI_T error class to its [`Error`] variant keeping the raw code,
@@ -175,4 +175,28 @@ pub(crate) fn c_len(len: usize) -> Result<c_int> {
 /// A C count or index that must not be negative.
 pub(crate) fn non_negative(v: c_int) -> Result<usize> {
     usize::try_from(v).map_err(|_| Error::LengthOverflow)
+}
+
+/// `CountMismatch` unless a buffer of `got` elements fits a variable of `expected` elements.
+#[inline]
+pub(crate) fn expect_count(expected: usize, got: usize) -> Result<()> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::CountMismatch { expected, got })
+    }
+}
+
+/// Reads `count` elements of `dt` through `read` (handed an 8-byte aligned buffer) and
+/// decodes them as [`Value`]s.
+pub(crate) fn read_values(
+    dt: Datatype,
+    count: usize,
+    read: impl FnOnce(*mut std::ffi::c_void) -> Result<()>,
+) -> Result<Vec<Value>> {
+    let len = dt.size() * count;
+    let mut words = vec![0u64; len.div_ceil(8)];
+    read(words.as_mut_ptr().cast())?;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    Value::decode_all(dt, &bytes[..len])
 }

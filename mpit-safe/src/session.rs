@@ -8,7 +8,7 @@ use mpit_sys as sys;
 
 use crate::init::{Mpit, level::Level, level::Multiple};
 use crate::object::{MpiObject, NoObject};
-use crate::raw::{check, non_negative};
+use crate::raw::{self, check, non_negative};
 
 /// A performance experiment session: an isolated context for performance variable handles
 /// (`MPI_T_pvar_session_create` / `_free`). Handles borrow their session; dropping the session
@@ -251,15 +251,9 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
         Ok(())
     }
 
+    #[inline]
     fn expect_count(&self, got: usize) -> Result<()> {
-        if got == self.count {
-            Ok(())
-        } else {
-            Err(Error::CountMismatch {
-                expected: self.count,
-                got,
-            })
-        }
+        raw::expect_count(self.count, got)
     }
 
     #[inline]
@@ -344,13 +338,7 @@ pub fn read_many<T: Scalar + Default, L: Level>(
     handles: &[&PvarHandle<'_, T, L>],
     out: &mut [T],
 ) -> Result<()> {
-    let total: usize = handles.iter().map(|h| h.count).sum();
-    if total != out.len() {
-        return Err(Error::CountMismatch {
-            expected: total,
-            got: out.len(),
-        });
-    }
+    raw::expect_count(handles.iter().map(|h| h.count).sum(), out.len())?;
     let mut rest = out;
     for h in handles {
         let (now, later) = rest.split_at_mut(h.count);
@@ -363,11 +351,7 @@ pub fn read_many<T: Scalar + Default, L: Level>(
 impl<L: Level> PvarHandle<'_, Value, L> {
     /// Reads all elements as [`Value`]s of the variable's datatype.
     pub fn read_values(&self) -> Result<Vec<Value>> {
-        let len = self.info.datatype.size() * self.count;
-        let mut words = vec![0u64; len.div_ceil(8)];
-        self.read_raw(words.as_mut_ptr().cast())?;
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        Value::decode_all(self.info.datatype, &bytes[..len])
+        raw::read_values(self.info.datatype, self.count, |buf| self.read_raw(buf))
     }
 }
 

@@ -1,24 +1,9 @@
 //! Control variables through the safe API on the installed MPI (all four implementations run
 //! it via `scripts/test`). Each test states the rule it checks and prints what it found.
 
-use std::sync::{Mutex, MutexGuard};
-
-use mpit_safe::{Bind, Datatype, Error, Mpit, NoObject, Scope, Value};
-
-static TURN: Mutex<()> = Mutex::new(());
-
-struct Turn {
-    mpit: Mpit,
-    _turn: MutexGuard<'static, ()>,
-}
-
-fn turn() -> Turn {
-    let guard = TURN.lock().unwrap_or_else(|p| p.into_inner());
-    Turn {
-        mpit: Mpit::init().unwrap(),
-        _turn: guard,
-    }
-}
+mod common;
+use common::turn;
+use mpit_safe::{Bind, Datatype, Error, NoObject, Scope, Value};
 
 /// MPI-4.1 §16.3.6: every unbound control variable can be given a handle and read; the count
 /// the allocation returns sizes the read. Reading through a dynamic handle decodes every

@@ -2,29 +2,12 @@
 //! implementations). Nothing here assumes a particular implementation's numbers: each test
 //! states the standard's rule it checks and prints what it found.
 
+mod common;
+use common::turn;
+
 use std::collections::HashSet;
 
-use std::sync::{Mutex, MutexGuard};
-
 use mpit_safe::{Error, ErrorClass, Mpit, PvarClass, ThreadLevel};
-
-/// The test harness runs tests on several threads; a token below `MPI_THREAD_MULTIPLE` confines
-/// MPI_T to one thread, so the tests take turns.
-static TURN: Mutex<()> = Mutex::new(());
-
-/// A token and the turn, dropped in that order (fields drop in declaration order).
-struct Turn {
-    mpit: Mpit,
-    _turn: MutexGuard<'static, ()>,
-}
-
-fn turn() -> Turn {
-    let guard = TURN.lock().unwrap_or_else(|p| p.into_inner());
-    Turn {
-        mpit: Mpit::init().unwrap(),
-        _turn: guard,
-    }
-}
 
 /// MPI-4.1 §16.3.6/7/9: a listing covers every index below the count exactly once, as an entry
 /// or as a hole with a typed error, and entries carry their own index.

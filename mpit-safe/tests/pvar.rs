@@ -1,24 +1,9 @@
 //! Performance variables through the safe API on the installed MPI (all four implementations;
 //! the MPICH builds here export no pvars, which the tests say and accept).
 
-use std::sync::{Mutex, MutexGuard};
-
-use mpit_safe::{Bind, Error, Monotonicity, Mpit, NoObject, Value};
-
-static TURN: Mutex<()> = Mutex::new(());
-
-struct Turn {
-    mpit: Mpit,
-    _turn: MutexGuard<'static, ()>,
-}
-
-fn turn() -> Turn {
-    let guard = TURN.lock().unwrap_or_else(|p| p.into_inner());
-    Turn {
-        mpit: Mpit::init().unwrap(),
-        _turn: guard,
-    }
-}
+mod common;
+use common::turn;
+use mpit_safe::{Bind, Error, Monotonicity, NoObject, Value};
 
 fn as_f64(v: &Value) -> Option<f64> {
     v.as_f64()
