@@ -8,7 +8,8 @@
 //!   object borrows it.
 //! * Enumeration: [`Mpit::cvars`], [`Mpit::pvars`], [`Mpit::categories`] list everything with
 //!   holes reported per index ([`Listing`]); [`Mpit::cvar_index`], [`Mpit::pvar_index`],
-//!   [`Mpit::category_index`] look a name up once.
+//!   [`Mpit::category_index`] look a name up once; a [`Catalog`] caches a listing and
+//!   [`Mpit::refresh`] adds what appeared since (e.g. after `MPI_Init`).
 //! * Control variables: [`CvarHandle`] reads and writes `T: Scalar` checked against the
 //!   variable's datatype, slices for counts above one, strings for `MPI_CHAR`, [`Value`]s
 //!   through [`DynCvarHandle`]; bound to an [`MpiObject`] (rsmpi's objects, [`NoObject`],
@@ -87,5 +88,5 @@ mod session;
 pub use control::{CvarHandle, DynCvarHandle};
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
-pub use query::Listing;
+pub use query::{Catalog, Listing, Refresh};
 pub use session::{DynPvarHandle, PvarHandle, Session, read_many};

@@ -448,3 +448,79 @@ impl<L: Level> Mpit<L> {
         Ok(None)
     }
 }
+
+/// A cached listing of everything MPI_T exposes that can be brought up to date cheaply.
+///
+/// Indices never change or disappear (MPI-4.1 §16.3.6, §16.3.7, §16.3.9), so a refresh only
+/// queries the indices past the counts seen last time; categories, whose member lists may grow,
+/// are queried again only when `MPI_T_category_changed` says something changed. Typical use:
+/// build it before `MPI_Init`, refresh after, and after loading anything that may add variables.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    /// Control variables seen so far (entries and holes).
+    pub cvars: Listing<CvarInfo>,
+    /// Performance variables seen so far.
+    pub pvars: Listing<PvarInfo>,
+    /// Categories, as of the last stamp.
+    pub categories: Listing<CategoryInfo>,
+    stamp: i32,
+}
+
+/// What a [`Catalog::refresh`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refresh {
+    /// Indices of control variables that appeared.
+    pub new_cvars: std::ops::Range<usize>,
+    /// Indices of performance variables that appeared.
+    pub new_pvars: std::ops::Range<usize>,
+    /// Whether the categories were queried again (the stamp changed).
+    pub categories_changed: bool,
+}
+
+impl<T> Listing<T> {
+    /// Queries indices `self.count..count` and appends them.
+    fn extend_to(&mut self, count: usize, mut query: impl FnMut(usize) -> Result<T>) {
+        for i in self.count..count {
+            match query(i) {
+                Ok(e) => self.entries.push(e),
+                Err(e) => self.holes.push((i, e)),
+            }
+        }
+        self.count = self.count.max(count);
+    }
+}
+
+impl<L: Level> Mpit<L> {
+    /// Lists everything now, remembering the category stamp.
+    pub fn catalog(&self) -> Result<Catalog> {
+        let stamp = self.category_stamp()?;
+        Ok(Catalog {
+            cvars: self.cvars()?,
+            pvars: self.pvars()?,
+            categories: self.categories()?,
+            stamp,
+        })
+    }
+
+    /// Brings `catalog` up to date: new variables are queried, old ones are kept as they are.
+    pub fn refresh(&self, catalog: &mut Catalog) -> Result<Refresh> {
+        let (c0, p0) = (catalog.cvars.count, catalog.pvars.count);
+        catalog
+            .cvars
+            .extend_to(self.cvar_count()?, |i| self.cvar_info(i));
+        catalog
+            .pvars
+            .extend_to(self.pvar_count()?, |i| self.pvar_info(i));
+        let stamp = self.category_stamp()?;
+        let categories_changed = stamp != catalog.stamp;
+        if categories_changed {
+            catalog.categories = self.categories()?;
+            catalog.stamp = stamp;
+        }
+        Ok(Refresh {
+            new_cvars: c0..catalog.cvars.count,
+            new_pvars: p0..catalog.pvars.count,
+            categories_changed,
+        })
+    }
+}
