@@ -524,3 +524,42 @@ impl<L: Level> Mpit<L> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan used where `*_get_index` is missing finds what `*_get_index` finds, and
+    /// passes through errors that are not about a missing function.
+    #[test]
+    fn scan_fallback_agrees_with_get_index() {
+        let mpit = Mpit::init().unwrap();
+        let missing = Error::NotSupported { code: 0 };
+        let cvars = mpit.cvars().unwrap();
+        for v in cvars.entries.iter().step_by(7) {
+            let name = v.name.to_str().unwrap();
+            let scanned = mpit
+                .scan(missing.clone(), name, Mpit::cvar_count, |s, i| {
+                    s.cvar_info(i).map(|v| v.name)
+                })
+                .unwrap();
+            assert_eq!(scanned, mpit.cvar_index(name).unwrap(), "{name}");
+        }
+        let none = mpit
+            .scan(
+                missing,
+                "mpit_rs_no_such_variable",
+                Mpit::cvar_count,
+                |s, i| s.cvar_info(i).map(|v| v.name),
+            )
+            .unwrap();
+        assert_eq!(none, None);
+        let passed = mpit.scan(
+            Error::NotInitialized { code: 1 },
+            "x",
+            Mpit::cvar_count,
+            |s, i| s.cvar_info(i).map(|v| v.name),
+        );
+        assert!(matches!(passed, Err(Error::NotInitialized { .. })));
+    }
+}
