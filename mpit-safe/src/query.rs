@@ -466,7 +466,7 @@ pub struct Catalog {
     stamp: i32,
 }
 
-/// What a [`Catalog::refresh`] found.
+/// What a [`Mpit::refresh`] of a [`Catalog`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Refresh {
     /// Indices of control variables that appeared.
