@@ -17,6 +17,8 @@
 //! * Performance variables: a [`Session`] owns an experiment; [`PvarHandle`]s borrow it and
 //!   `start`, `stop`, `read`, `read_reset`, `reset`, `write` (perf-event's `Counter` idiom);
 //!   `start_all`/`stop_all`/`reset_all` act on the whole session.
+//! * Events (where the header has the MPI-4 event API: MPICH 4+, not Open MPI 4.1/5.0): event
+//!   sources and event types (`Mpit::events`, `Mpit::sources`, `Mpit::event_info`, ...).
 //!
 //! ```
 //! use mpit_safe::Mpit;
@@ -79,6 +81,8 @@ pub use mpit_core::*;
 pub use mpit_sys as sys;
 
 mod control;
+#[cfg(mpit_events)]
+mod event_query;
 mod init;
 mod object;
 mod query;

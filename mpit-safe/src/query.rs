@@ -26,7 +26,7 @@ pub struct Listing<T> {
 }
 
 impl<T> Listing<T> {
-    fn collect(count: usize, mut query: impl FnMut(usize) -> Result<T>) -> Listing<T> {
+    pub(crate) fn collect(count: usize, mut query: impl FnMut(usize) -> Result<T>) -> Listing<T> {
         let mut entries = Vec::with_capacity(count);
         let mut holes = Vec::new();
         for i in 0..count {
@@ -365,7 +365,7 @@ impl<L: Level> Mpit<L> {
         Ok(Some(EnumInfo { name, items }))
     }
 
-    fn lookup(
+    pub(crate) fn lookup(
         &self,
         name: &str,
         get: impl FnOnce(*const c_char, &mut c_int) -> c_int,
