@@ -61,7 +61,9 @@ fn event_queries_follow_the_standard() {
 #[cfg(not(mpit_events))]
 #[test]
 fn event_queries_follow_the_standard() {
-    let _ = common::turn;
+    // The rest of MPI_T works as usual.
+    let t = common::turn();
+    assert!(t.mpit.cvar_count().is_ok());
     eprintln!(
         "{} {}: no MPI-4 event API in this header; the event queries are not compiled",
         mpit_safe::sys::IMPLEMENTATION,
