@@ -18,7 +18,9 @@
 //!   `start`, `stop`, `read`, `read_reset`, `reset`, `write` (perf-event's `Counter` idiom);
 //!   `start_all`/`stop_all`/`reset_all` act on the whole session.
 //! * Events (where the header has the MPI-4 event API: MPICH 4+, not Open MPI 4.1/5.0): event
-//!   sources and event types (`Mpit::events`, `Mpit::sources`, `Mpit::event_info`, ...).
+//!   sources and event types (`Mpit::events`, `Mpit::sources`, `Mpit::event_info`, ...), and
+//!   `Registration`s owning the closures MPI calls (`Mpit::register_event`,
+//!   `Registration::on_event`, `on_dropped`, `free`).
 //!
 //! ```
 //! use mpit_safe::Mpit;
@@ -82,6 +84,8 @@ pub use mpit_sys as sys;
 
 mod control;
 #[cfg(mpit_events)]
+mod registration;
+#[cfg(mpit_events)]
 mod event_query;
 mod init;
 mod object;
@@ -90,6 +94,8 @@ mod raw;
 mod session;
 
 pub use control::{CvarHandle, DynCvarHandle};
+#[cfg(mpit_events)]
+pub use registration::{Dropped, EventInstance, Freeing, Registration};
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
 pub use query::{Catalog, Listing, Refresh};

@@ -46,6 +46,9 @@ fn event_queries_follow_the_standard() {
         Err(Error::InvalidIndex { .. })
     ));
     assert_eq!(mpit.event_index("mpit_rs_no_such_event").unwrap(), None);
+    // Registration for an event type that does not exist: refused before MPI is called.
+    let r = mpit.register_event(ne, &mpit_safe::NoObject);
+    assert!(matches!(r, Err(Error::InvalidIndex { .. })), "{r:?}");
     // Categories report their events where the API exists.
     for c in mpit.categories().unwrap().entries {
         assert_eq!(c.num_events, Some(c.events.len()));

@@ -1,0 +1,521 @@
+//! Event registration with closures (MPI-4.1 §16.3.8.4–§16.3.8.6).
+//!
+//! A [`Registration`] is an event-registration handle (`MPI_T_event_handle_alloc`) that owns
+//! the closures MPI calls: one per callback safety level ([`Registration::on_event`]) and a
+//! dropped-event handler ([`Registration::on_dropped`]). The closures live in one shared
+//! block handed to MPI as `user_data`; dropping the registration starts
+//! `MPI_T_event_handle_free`, and the block (with every closure ever registered on it) is
+//! released only in the free callback, when MPI guarantees no further invocation, so no drop
+//! order can make MPI call freed memory. A panic in a closure is caught at the FFI boundary and
+//! reported by [`Registration::panics`].
+//!
+//! The style is rusqlite's `functions.rs`/`hooks`: boxed closure as `user_data`, `extern "C"`
+//! trampolines with `catch_unwind`, and a destructor that frees the box.
+
+use std::any::Any;
+use std::ffi::{c_int, c_void};
+use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use mpit_core::{CbSafety, Error, EventElement, EventTypeInfo, Result, Scalar, Value};
+use mpit_sys as sys;
+
+use crate::init::{Mpit, level::Level};
+use crate::object::MpiObject;
+use crate::raw::check;
+
+/// A closure called for each event instance.
+type EventFn = dyn Fn(&EventInstance<'_>) + Send + Sync + 'static;
+/// A closure called with dropped-event reports.
+type DroppedFn = dyn Fn(Dropped) + Send + Sync + 'static;
+
+/// What MPI reports to a dropped-event handler (MPI-4.1 §16.3.8.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dropped {
+    /// Best-effort count of callback invocations that did not happen since the last report
+    /// (saturated at `MPI_Count`'s maximum).
+    pub count: u64,
+    /// The source that dropped them.
+    pub source: usize,
+    /// The safety requirement of the context of this report.
+    pub safety: CbSafety,
+}
+
+/// The block MPI holds as `user_data`: closures per level, the dropped handler, panic
+/// reports, the free flag. Kept alive by an `Arc` whose one count belongs to MPI until the
+/// free callback.
+struct Shared {
+    /// `Box<Box<EventFn>>` raw pointers per level (null: none). Loaded lock-free by the
+    /// trampolines, so a callback at `ASYNC_SIGNAL_SAFE` takes no lock.
+    callbacks: [AtomicPtr<Box<EventFn>>; 4],
+    dropped: AtomicPtr<Box<DroppedFn>>,
+    /// Every closure ever installed, freed with the block (a replaced or removed closure may
+    /// still be running on another thread until MPI's free callback).
+    graveyard: Mutex<Vec<Graveyard>>,
+    panics: AtomicUsize,
+    panic_messages: Mutex<Vec<String>>,
+    freed: Mutex<bool>,
+    freed_cv: Condvar,
+    elements: Vec<EventElement>,
+}
+
+enum Graveyard {
+    Event(*mut Box<EventFn>),
+    Dropped(*mut Box<DroppedFn>),
+}
+
+// SAFETY: the raw pointers in the graveyard are boxes of `Send + Sync` closures, only freed in
+// `Drop for Shared`.
+unsafe impl Send for Graveyard {}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let graves = std::mem::take(self.graveyard.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for g in graves {
+            // SAFETY: each pointer came from `Box::into_raw` once and is freed once, here,
+            // after MPI's free callback (or after a failed free), when no trampoline can run.
+            unsafe {
+                match g {
+                    Graveyard::Event(p) => drop(Box::from_raw(p)),
+                    Graveyard::Dropped(p) => drop(Box::from_raw(p)),
+                }
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn record_panic(&self, payload: Box<dyn Any + Send>) {
+        self.panics.fetch_add(1, Ordering::Relaxed);
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "non-string panic payload".to_owned());
+        // try_lock: never block inside a callback context.
+        if let Ok(mut v) = self.panic_messages.try_lock() {
+            v.push(msg);
+        }
+    }
+}
+
+fn safety_from_raw(v: sys::MPI_T_cb_safety) -> CbSafety {
+    match v as c_int {
+        sys::MPI_T_CB_REQUIRE_NONE => CbSafety::None,
+        sys::MPI_T_CB_REQUIRE_MPI_RESTRICTED => CbSafety::MpiRestricted,
+        sys::MPI_T_CB_REQUIRE_THREAD_SAFE => CbSafety::ThreadSafe,
+        // Unknown values: assume the strictest, as the standard advises.
+        _ => CbSafety::AsyncSignalSafe,
+    }
+}
+
+fn safety_to_raw(s: CbSafety) -> sys::MPI_T_cb_safety {
+    (match s {
+        CbSafety::None => sys::MPI_T_CB_REQUIRE_NONE,
+        CbSafety::MpiRestricted => sys::MPI_T_CB_REQUIRE_MPI_RESTRICTED,
+        CbSafety::ThreadSafe => sys::MPI_T_CB_REQUIRE_THREAD_SAFE,
+        CbSafety::AsyncSignalSafe => sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE,
+    }) as sys::MPI_T_cb_safety
+}
+
+fn level_slot(s: CbSafety) -> usize {
+    match s {
+        CbSafety::None => 0,
+        CbSafety::MpiRestricted => 1,
+        CbSafety::ThreadSafe => 2,
+        CbSafety::AsyncSignalSafe => 3,
+    }
+}
+
+/// The event callback MPI calls for the closure registered at level `SLOT`.
+unsafe extern "C" fn event_trampoline<const SLOT: usize>(
+    instance: sys::MPI_T_event_instance,
+    _registration: sys::MPI_T_event_registration,
+    cb_safety: sys::MPI_T_cb_safety,
+    user_data: *mut c_void,
+) {
+    // SAFETY: `user_data` is the `Arc<Shared>` pointer given at registration; MPI holds one
+    // count of it until the free callback, which cannot run while an invocation is in flight.
+    let shared = unsafe { &*(user_data as *const Shared) };
+    let f = shared.callbacks[SLOT].load(Ordering::Acquire);
+    if f.is_null() {
+        return;
+    }
+    let ev = EventInstance {
+        raw: instance,
+        safety: safety_from_raw(cb_safety),
+        elements: &shared.elements,
+        _cb: PhantomData,
+    };
+    // SAFETY: non-null pointers in the slots are live boxes (freed only with `Shared`).
+    let f = unsafe { &**f };
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(&ev))) {
+        shared.record_panic(p);
+    }
+}
+
+/// The dropped-event handler MPI calls.
+unsafe extern "C" fn dropped_trampoline(
+    count: sys::MPI_Count,
+    _registration: sys::MPI_T_event_registration,
+    source_index: c_int,
+    cb_safety: sys::MPI_T_cb_safety,
+    user_data: *mut c_void,
+) {
+    // SAFETY: as in `event_trampoline`: the user_data of a callback registration.
+    let shared = unsafe { &*(user_data as *const Shared) };
+    let f = shared.dropped.load(Ordering::Acquire);
+    if f.is_null() {
+        return;
+    }
+    let report = Dropped {
+        count: u64::try_from(count).unwrap_or(0),
+        source: usize::try_from(source_index).unwrap_or(usize::MAX),
+        safety: safety_from_raw(cb_safety),
+    };
+    // SAFETY: as in `event_trampoline`.
+    let f = unsafe { &**f };
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(report))) {
+        shared.record_panic(p);
+    }
+}
+
+/// MPI's free callback: from here on no invocation can follow, so MPI's count of the shared
+/// block is released (freeing every closure unless a [`Freeing`] still waits on it).
+unsafe extern "C" fn free_trampoline(
+    _registration: sys::MPI_T_event_registration,
+    _cb_safety: sys::MPI_T_cb_safety,
+    user_data: *mut c_void,
+) {
+    // SAFETY: `user_data` is the pointer from `Arc::into_raw` in `register_event`, handed to
+    // MPI_T_event_handle_free once; MPI calls this once.
+    let shared = unsafe { Arc::from_raw(user_data as *const Shared) };
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        *shared.freed.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        shared.freed_cv.notify_all();
+    }));
+    drop(shared);
+}
+
+/// One event instance, valid only inside the callback it is passed to (MPI-4.1 §16.3.8.6).
+pub struct EventInstance<'cb> {
+    raw: sys::MPI_T_event_instance,
+    safety: CbSafety,
+    elements: &'cb [EventElement],
+    _cb: PhantomData<&'cb ()>,
+}
+
+impl std::fmt::Debug for EventInstance<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventInstance")
+            .field("safety", &self.safety)
+            .field("elements", &self.elements.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl EventInstance<'_> {
+    /// The safety requirement of this invocation's context.
+    pub fn safety(&self) -> CbSafety {
+        self.safety
+    }
+
+    /// The elements of the event type (datatypes and displacements).
+    pub fn elements(&self) -> &[EventElement] {
+        self.elements
+    }
+
+    /// Element `index` as `T`, checked against the element's datatype.
+    #[doc(alias = "MPI_T_event_read")]
+    pub fn read<T: Scalar + Default>(&self, index: usize) -> Result<T> {
+        let e = self.element(index)?;
+        T::check(e.datatype)?;
+        let mut v = T::default();
+        // SAFETY: the instance is valid during the callback; `v` has the element's size.
+        check(unsafe { sys::MPI_T_event_read(self.raw, index as c_int, (&raw mut v).cast()) })?;
+        Ok(v)
+    }
+
+    /// Element `index` as a [`Value`] of its datatype.
+    #[doc(alias = "MPI_T_event_read")]
+    pub fn read_value(&self, index: usize) -> Result<Value> {
+        let e = self.element(index)?;
+        let mut buf = [0u64; 4];
+        // SAFETY: 32 aligned bytes hold any basic datatype this crate models.
+        check(unsafe { sys::MPI_T_event_read(self.raw, index as c_int, buf.as_mut_ptr().cast()) })?;
+        let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        Value::from_ne_bytes(e.datatype, &bytes[..e.datatype.size()])
+    }
+
+    /// Copies the whole event into `buf`, laid out by the displacements; `buf` must hold the
+    /// event's extent ([`EventTypeInfo::extent`]). Returns the bytes written.
+    #[doc(alias = "MPI_T_event_copy")]
+    pub fn copy_into(&self, buf: &mut [u8]) -> Result<usize> {
+        let extent = self
+            .elements
+            .iter()
+            .map(|e| e.displacement.max(0) as usize + e.datatype.size())
+            .max()
+            .unwrap_or(0);
+        if buf.len() < extent {
+            return Err(Error::SizeMismatch {
+                expected: extent,
+                got: buf.len(),
+            });
+        }
+        // SAFETY: `buf` holds at least the extent MPI writes.
+        check(unsafe { sys::MPI_T_event_copy(self.raw, buf.as_mut_ptr().cast()) })?;
+        Ok(extent)
+    }
+
+    /// The event's timestamp, in ticks of its source.
+    #[doc(alias = "MPI_T_event_get_timestamp")]
+    pub fn timestamp(&self) -> Result<u64> {
+        let mut ts: sys::MPI_Count = 0;
+        // SAFETY: valid instance; valid out-pointer.
+        check(unsafe { sys::MPI_T_event_get_timestamp(self.raw, &mut ts) })?;
+        u64::try_from(ts).map_err(|_| Error::LengthOverflow)
+    }
+
+    /// The index of the source that raised the event.
+    #[doc(alias = "MPI_T_event_get_source")]
+    pub fn source(&self) -> Result<usize> {
+        let mut s = 0;
+        // SAFETY: valid instance; valid out-pointer.
+        check(unsafe { sys::MPI_T_event_get_source(self.raw, &mut s) })?;
+        usize::try_from(s).map_err(|_| Error::LengthOverflow)
+    }
+
+    fn element(&self, index: usize) -> Result<&EventElement> {
+        self.elements.get(index).ok_or(Error::InvalidIndex {
+            code: sys::MPI_T_ERR_INVALID_INDEX,
+        })
+    }
+}
+
+/// An event-registration handle and the closures it owns (MPI-4.1 §16.3.8.4).
+///
+/// Dropping it starts `MPI_T_event_handle_free`; the closures are freed in MPI's free
+/// callback. Use [`Registration::free`] to wait for that.
+#[doc(alias = "MPI_T_event_registration")]
+pub struct Registration<'m, L: Level = crate::level::Single> {
+    raw: sys::MPI_T_event_registration,
+    shared: Arc<Shared>,
+    /// The pointer MPI holds (one `Arc` count), reclaimed by the free callback.
+    user_data: *const Shared,
+    info: EventTypeInfo,
+    freeing: bool,
+    _mpit: PhantomData<&'m Mpit<L>>,
+}
+
+impl<L: Level> std::fmt::Debug for Registration<'_, L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("event", &self.info.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A started `MPI_T_event_handle_free`: wait for MPI's free callback.
+#[derive(Debug)]
+pub struct Freeing {
+    shared: Option<Arc<Shared>>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+impl Freeing {
+    /// Whether MPI has called the free callback (no further invocation can happen).
+    pub fn is_done(&self) -> bool {
+        self.shared
+            .as_ref()
+            .is_none_or(|s| *s.freed.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Waits up to `timeout` for the free callback; `true` if it has run.
+    pub fn wait(&self, timeout: Duration) -> bool {
+        let Some(s) = &self.shared else { return true };
+        let g = s.freed.lock().unwrap_or_else(|p| p.into_inner());
+        let (g, _) = s
+            .freed_cv
+            .wait_timeout_while(g, timeout, |freed| !*freed)
+            .unwrap_or_else(|p| p.into_inner());
+        *g
+    }
+}
+
+impl<L: Level> Mpit<L> {
+    /// Allocates an event-registration handle for event type `index` bound to `obj` (use
+    /// [`crate::NoObject`] for unbound types; the kind is checked against the type's binding).
+    #[doc(alias = "MPI_T_event_handle_alloc")]
+    pub fn register_event<'a, O: MpiObject + ?Sized>(
+        &'a self,
+        index: usize,
+        obj: &'a O,
+    ) -> Result<Registration<'a, L>> {
+        let info = self.event_info(index)?;
+        let raw_obj = obj.raw_object();
+        raw_obj.check(info.bind)?;
+        let mut raw = ptr::null_mut();
+        // SAFETY: valid index (checked by event_info); `p` points to a live handle of the
+        // type's bind kind; MPI_INFO_NULL; valid out-pointer.
+        check(raw_obj.with_ptr(|p| unsafe {
+            sys::MPI_T_event_handle_alloc(index as c_int, p, sys::MPI_INFO_NULL, &mut raw)
+        }))?;
+        let shared = Arc::new(Shared {
+            callbacks: Default::default(),
+            dropped: AtomicPtr::new(ptr::null_mut()),
+            graveyard: Mutex::new(Vec::new()),
+            panics: AtomicUsize::new(0),
+            panic_messages: Mutex::new(Vec::new()),
+            freed: Mutex::new(false),
+            freed_cv: Condvar::new(),
+            elements: info.elements.clone(),
+        });
+        let user_data = Arc::into_raw(shared.clone());
+        Ok(Registration {
+            raw,
+            shared,
+            user_data,
+            info,
+            freeing: false,
+            _mpit: PhantomData,
+        })
+    }
+}
+
+impl<L: Level> Registration<'_, L> {
+    /// The event type this registration is for.
+    pub fn info(&self) -> &EventTypeInfo {
+        &self.info
+    }
+
+    /// Registers `f` as the callback for contexts up to `safety` (MPI chooses, per event, the
+    /// callback of the lowest registered level sufficient for the context). Register the
+    /// highest level first, as the standard advises. Replaces an earlier closure of that level;
+    /// the old one is kept until the registration is freed, since it may still be running.
+    #[doc(alias = "MPI_T_event_register_callback")]
+    pub fn on_event<F>(&self, safety: CbSafety, f: F) -> Result<()>
+    where
+        F: Fn(&EventInstance<'_>) + Send + Sync + 'static,
+    {
+        let boxed: Box<EventFn> = Box::new(f);
+        let p = Box::into_raw(Box::new(boxed));
+        self.shared
+            .graveyard
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Graveyard::Event(p));
+        let slot = level_slot(safety);
+        self.shared.callbacks[slot].store(p, Ordering::Release);
+        let tramp: sys::MPI_T_event_cb_function = Some(match slot {
+            0 => event_trampoline::<0>,
+            1 => event_trampoline::<1>,
+            2 => event_trampoline::<2>,
+            _ => event_trampoline::<3>,
+        });
+        // SAFETY: live registration; `user_data` stays valid until the free callback.
+        check(unsafe {
+            sys::MPI_T_event_register_callback(
+                self.raw,
+                safety_to_raw(safety),
+                sys::MPI_INFO_NULL,
+                self.user_data as *mut c_void,
+                tramp,
+            )
+        })
+    }
+
+    /// Removes the callback of level `safety` (MPI_T_event_register_callback with NULL).
+    pub fn remove_callback(&self, safety: CbSafety) -> Result<()> {
+        self.shared.callbacks[level_slot(safety)].store(ptr::null_mut(), Ordering::Release);
+        // SAFETY: live registration; a NULL function removes the level's callback.
+        check(unsafe {
+            sys::MPI_T_event_register_callback(
+                self.raw,
+                safety_to_raw(safety),
+                sys::MPI_INFO_NULL,
+                self.user_data as *mut c_void,
+                None,
+            )
+        })
+    }
+
+    /// Sets the handler MPI calls with counts of dropped events, before the next event of the
+    /// same source.
+    #[doc(alias = "MPI_T_event_set_dropped_handler")]
+    pub fn on_dropped<F>(&self, f: F) -> Result<()>
+    where
+        F: Fn(Dropped) + Send + Sync + 'static,
+    {
+        let boxed: Box<DroppedFn> = Box::new(f);
+        let p = Box::into_raw(Box::new(boxed));
+        self.shared
+            .graveyard
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Graveyard::Dropped(p));
+        self.shared.dropped.store(p, Ordering::Release);
+        // SAFETY: live registration.
+        check(unsafe { sys::MPI_T_event_set_dropped_handler(self.raw, Some(dropped_trampoline)) })
+    }
+
+    /// How many closure invocations panicked (caught at the FFI boundary), and their messages
+    /// where they could be recorded.
+    pub fn panics(&self) -> (usize, Vec<String>) {
+        let n = self.shared.panics.load(Ordering::Relaxed);
+        let msgs = self
+            .shared
+            .panic_messages
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default();
+        (n, msgs)
+    }
+
+    /// Starts `MPI_T_event_handle_free` and returns a handle to wait for MPI's free callback.
+    #[doc(alias = "MPI_T_event_handle_free")]
+    pub fn free(mut self) -> Result<Freeing> {
+        let r = self.start_free();
+        let shared = self.shared.clone();
+        r.map(|()| Freeing {
+            shared: Some(shared),
+        })
+    }
+
+    fn start_free(&mut self) -> Result<()> {
+        self.freeing = true;
+        // SAFETY: live registration, freed once; `user_data` carries MPI's `Arc` count,
+        // reclaimed by `free_trampoline`.
+        let rc = unsafe {
+            sys::MPI_T_event_handle_free(
+                self.raw,
+                self.user_data as *mut c_void,
+                Some(free_trampoline),
+            )
+        };
+        if rc != sys::MPI_SUCCESS {
+            // MPI will not call the free callback: the handle is not valid, so no invocation
+            // can follow either; reclaim MPI's count here.
+            // SAFETY: from `Arc::into_raw`, not handed over.
+            drop(unsafe { Arc::from_raw(self.user_data) });
+        }
+        check(rc)
+    }
+}
+
+impl<L: Level> Drop for Registration<'_, L> {
+    fn drop(&mut self) {
+        if !self.freeing {
+            let _ = self.start_free();
+        }
+    }
+}
