@@ -84,19 +84,21 @@ pub use mpit_sys as sys;
 
 mod control;
 #[cfg(mpit_events)]
-mod registration;
-#[cfg(mpit_events)]
 mod event_query;
 mod init;
 mod object;
 mod query;
 mod raw;
+#[cfg(mpit_events)]
+mod registration;
 mod session;
 
 pub use control::{CvarHandle, DynCvarHandle};
-#[cfg(mpit_events)]
-pub use registration::{Dropped, EventInstance, Freeing, Registration};
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
 pub use query::{Catalog, Listing, Refresh};
+#[cfg(mpit_events)]
+pub use registration::{
+    Dropped, EventInstance, EventRecord, EventStream, Freeing, INLINE_EVENT_BYTES, Registration,
+};
 pub use session::{DynPvarHandle, PvarHandle, Session, read_many};

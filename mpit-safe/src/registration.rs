@@ -519,3 +519,129 @@ impl<L: Level> Drop for Registration<'_, L> {
         }
     }
 }
+
+/// Bytes of event data a [`EventRecord`] holds inline (no allocation up to this extent).
+pub const INLINE_EVENT_BYTES: usize = 64;
+
+/// One event as a stream keeps it: type, source, timestamp and the data laid out by the
+/// event type's displacements, inline up to [`INLINE_EVENT_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRecord {
+    /// The event type's index.
+    pub event: usize,
+    /// The source that raised it.
+    pub source: usize,
+    /// Its timestamp in the source's ticks (0 if the source gave none).
+    pub timestamp: u64,
+    /// The event data as `MPI_T_event_copy` wrote it.
+    pub data: smallvec::SmallVec<[u8; INLINE_EVENT_BYTES]>,
+}
+
+impl EventRecord {
+    /// Element `index` of the record, decoded with the event type's `elements`.
+    pub fn value(&self, elements: &[EventElement], index: usize) -> Result<Value> {
+        let e = elements.get(index).ok_or(Error::InvalidIndex {
+            code: sys::MPI_T_ERR_INVALID_INDEX,
+        })?;
+        let start = usize::try_from(e.displacement).map_err(|_| Error::LengthOverflow)?;
+        let bytes = self
+            .data
+            .get(start..start + e.datatype.size())
+            .ok_or(Error::SizeMismatch {
+                expected: start + e.datatype.size(),
+                got: self.data.len(),
+            })?;
+        Value::from_ne_bytes(e.datatype, bytes)
+    }
+}
+
+/// The consumer side of an event stream: a bounded lock-free queue that a callback fills
+/// without locking or (up to [`INLINE_EVENT_BYTES`]) allocating, so it is valid at
+/// `MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE`. A full queue counts the event as dropped.
+#[derive(Debug, Clone)]
+pub struct EventStream {
+    queue: Arc<crossbeam::queue::ArrayQueue<EventRecord>>,
+    drops: Arc<std::sync::atomic::AtomicU64>,
+    elements: Arc<[EventElement]>,
+}
+
+impl EventStream {
+    /// The next record, if one is waiting.
+    pub fn try_recv(&self) -> Option<EventRecord> {
+        self.queue.pop()
+    }
+
+    /// The next record, waiting up to `timeout` (polling with backoff: the producer side
+    /// never takes a lock, so there is nothing to block on).
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<EventRecord> {
+        let deadline = std::time::Instant::now() + timeout;
+        let backoff = crossbeam::utils::Backoff::new();
+        loop {
+            if let Some(r) = self.queue.pop() {
+                return Some(r);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            if backoff.is_completed() {
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+
+    /// Drains the records waiting now.
+    pub fn drain(&self) -> impl Iterator<Item = EventRecord> + '_ {
+        std::iter::from_fn(move || self.queue.pop())
+    }
+
+    /// Events dropped because the queue was full.
+    pub fn drops(&self) -> u64 {
+        self.drops.load(Ordering::Relaxed)
+    }
+
+    /// The elements of the event type, to decode records with [`EventRecord::value`].
+    pub fn elements(&self) -> &[EventElement] {
+        &self.elements
+    }
+}
+
+impl<L: Level> Registration<'_, L> {
+    /// Registers, at level `safety`, a callback that copies each event into a bounded queue of
+    /// `capacity` records and returns the consumer side. The callback takes no lock and does
+    /// not allocate for events up to [`INLINE_EVENT_BYTES`].
+    pub fn stream(&self, safety: CbSafety, capacity: usize) -> Result<EventStream> {
+        let stream = EventStream {
+            queue: Arc::new(crossbeam::queue::ArrayQueue::new(capacity.max(1))),
+            drops: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            elements: self.info.elements.clone().into(),
+        };
+        let producer = stream.clone();
+        let event = self.info.index;
+        self.on_event(safety, move |ev| {
+            let mut buf = [0u8; INLINE_EVENT_BYTES];
+            let data = match ev.copy_into(&mut buf) {
+                Ok(n) => smallvec::SmallVec::from_slice(&buf[..n]),
+                Err(Error::SizeMismatch { expected, .. }) => {
+                    let mut big = smallvec::SmallVec::from_elem(0u8, expected);
+                    if ev.copy_into(&mut big).is_err() {
+                        return;
+                    }
+                    big
+                }
+                Err(_) => return,
+            };
+            let record = EventRecord {
+                event,
+                source: ev.source().unwrap_or(usize::MAX),
+                timestamp: ev.timestamp().unwrap_or(0),
+                data,
+            };
+            if producer.queue.push(record).is_err() {
+                producer.drops.fetch_add(1, Ordering::Relaxed);
+            }
+        })?;
+        Ok(stream)
+    }
+}
