@@ -66,6 +66,7 @@ pub mod cvar;
 pub mod datatype;
 pub mod error;
 pub mod event;
+pub mod event_model;
 pub mod info;
 pub mod pvar;
 pub mod string;
