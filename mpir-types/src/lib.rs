@@ -6,9 +6,11 @@
 //! rendezvous protocol" (§2.1): the starter (`mpiexec`, or MPI rank 0)
 //! defines variables and a breakpoint function; the tool reads and writes
 //! them in the starter's memory. This crate models every definition of
-//! §2.8 and decodes what the tool reads, in pure safe Rust: no FFI, no
-//! operating system access. Section numbers in the documentation refer to
-//! the spec.
+//! §2.8 and decodes what the tool reads, in pure safe Rust; the Linux
+//! `os` module (the only one with `unsafe` or operating system access)
+//! is the tool side on a live job: symbols of every loaded object, process
+//! memory, the attach model and, on x86-64, the launch model under
+//! `ptrace`. Section numbers in the documentation refer to the spec.
 //!
 //! | module | spec | contents |
 //! |---|---|---|
@@ -19,8 +21,9 @@
 //! | [`proctable`] | §2.8.2, §2.8.4–§2.8.7 | [`decode_proctable`], [`read_proctable`], [`ProcDesc`], [`Limits`], [`DecodeError`], scalar and string readers |
 //! | [`codec`] | §2.6.1, §2.8.14, §2.8.16, §2.8.17 | server-arguments and executable-path codecs, [`CodecError`] |
 //! | [`string`] | §2.8.2 | [`TargetString`]: lossless, shared bytes |
+//! | `os` (Linux) | §2.5, §2.7 | `SymbolTable`, `ProcessMemory`, `attach`, `launch`, `trace_to_exit` |
 //!
-//! Everything is re-exported at the crate root.
+//! Everything but the `os` module is re-exported at the crate root.
 //!
 //! # Example
 //!
@@ -86,6 +89,9 @@ pub mod catalog;
 pub mod codec;
 pub mod layout;
 pub mod memory;
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub mod os;
 pub mod proctable;
 pub mod state;
 pub mod string;

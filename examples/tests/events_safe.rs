@@ -1,0 +1,361 @@
+//! mpit-safe's event API (registrations with closures, dropped handler, free, streams) against
+//! the test provider of `examples/event-provider`, LD_PRELOADed ahead of MPICH. The test binary
+//! re-runs itself with the provider preloaded (and, for the traffic test, under
+//! `$MPIEXEC -n 2`); where the header has no event API (Open MPI) it says so and passes.
+
+#[cfg(mpit_events)]
+mod with_events {
+    use std::process::Command;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use mpit_safe::{CbSafety, Dropped, Mpit, NoObject};
+
+    const CHILD: &str = "MPIT_EVENTS_SAFE_CHILD";
+    const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
+
+    /// `struct mpit_provider_test` of mpit_provider.h.
+    #[repr(C)]
+    struct TestEvent {
+        seq: u64,
+        value: f64,
+        id: i32,
+        flag: i8,
+    }
+
+    type RaiseAt = unsafe extern "C" fn(i32, i32, u32, *const std::ffi::c_void) -> i32;
+    type SetScope = unsafe extern "C" fn(i32) -> i32;
+
+    struct Provider {
+        raise_at: RaiseAt,
+        _lib: libloading::Library,
+    }
+
+    impl Provider {
+        fn load() -> Provider {
+            // SAFETY: the provider is already preloaded; dlopen returns the same object, and
+            // the signatures are those of mpit_provider.h.
+            unsafe {
+                let lib = libloading::Library::new(PROVIDER).expect("provider");
+                let raise_at = *lib.get::<RaiseAt>(b"mpit_provider_raise_at\0").unwrap();
+                let scope = *lib
+                    .get::<SetScope>(b"mpit_provider_set_drop_scope\0")
+                    .unwrap();
+                // Per-registration drop reports: what mpit-core's event model says.
+                assert_eq!(scope(1), 0);
+                Provider {
+                    raise_at,
+                    _lib: lib,
+                }
+            }
+        }
+
+        fn raise(&self, event: usize, context: CbSafety, seq: u64) -> i32 {
+            let data = TestEvent {
+                seq,
+                value: seq as f64 * 0.5,
+                id: 7,
+                flag: 1,
+            };
+            let ctx = CbSafety::ALL.iter().position(|&c| c == context).unwrap() as u32;
+            // SAFETY: `data` matches the event type's layout and lives for the call.
+            unsafe { (self.raise_at)(event as i32, 0, ctx, (&raw const data).cast()) }
+        }
+    }
+
+    fn single_process() {
+        let mpit = Mpit::init().unwrap();
+        let p = Provider::load();
+        let ev = mpit
+            .event_index("provider_test")
+            .unwrap()
+            .expect("provider_test");
+        let info = mpit.event_info(ev).unwrap();
+        assert_eq!(info.elements.len(), 4);
+
+        // Closures see every event with its data; typed reads are checked.
+        let reg = mpit.register_event(ev, &NoObject).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let live = Arc::new(());
+        {
+            let (seen, live) = (seen.clone(), live.clone());
+            reg.on_event(CbSafety::ThreadSafe, move |e| {
+                let _keep = &live;
+                let seq = e.read::<u64>(0).unwrap();
+                let value = e.read::<f64>(1).unwrap();
+                assert!(
+                    e.read::<f64>(2).is_err(),
+                    "MPI_INT read as f64 must be refused"
+                );
+                seen.lock()
+                    .unwrap()
+                    .push((seq, value, e.source().unwrap(), e.safety()));
+            })
+            .unwrap();
+        }
+        for i in 0..100 {
+            assert_eq!(p.raise(ev, CbSafety::MpiRestricted, i), 0);
+        }
+        let got = seen.lock().unwrap().clone();
+        assert_eq!(got.len(), 100);
+        for (i, (seq, value, source, safety)) in got.iter().enumerate() {
+            assert_eq!(*seq, i as u64);
+            assert_eq!(*value, i as f64 * 0.5);
+            assert_eq!(*source, 0);
+            assert_eq!(*safety, CbSafety::MpiRestricted);
+        }
+
+        // Selection: nothing registered for ASYNC_SIGNAL_SAFE contexts: dropped, and reported
+        // to the dropped handler before the next delivered event of the source.
+        let reports = Arc::new(Mutex::new(Vec::<Dropped>::new()));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        {
+            let (reports, order) = (reports.clone(), order.clone());
+            reg.on_dropped(move |d| {
+                reports.lock().unwrap().push(d);
+                order.lock().unwrap().push("dropped");
+            })
+            .unwrap();
+        }
+        for i in 0..5 {
+            p.raise(ev, CbSafety::AsyncSignalSafe, 1000 + i);
+        }
+        {
+            let order = order.clone();
+            reg.on_event(CbSafety::ThreadSafe, move |_| {
+                order.lock().unwrap().push("event")
+            })
+            .unwrap();
+        }
+        p.raise(ev, CbSafety::None, 2000);
+        assert_eq!(
+            reports.lock().unwrap().as_slice(),
+            &[Dropped {
+                count: 5,
+                source: 0,
+                safety: CbSafety::None
+            }]
+        );
+        assert_eq!(order.lock().unwrap().as_slice(), &["dropped", "event"]);
+
+        // A panic in a closure is caught at the boundary and reported; the process goes on.
+        reg.on_event(CbSafety::ThreadSafe, |_| panic!("boom"))
+            .unwrap();
+        p.raise(ev, CbSafety::None, 1);
+        let (n, msgs) = reg.panics();
+        assert_eq!(n, 1);
+        assert_eq!(msgs, vec!["boom".to_owned()]);
+
+        // Freeing: the free callback runs, after which every closure is gone.
+        assert!(Arc::strong_count(&live) > 1);
+        let freeing = reg.free().unwrap();
+        assert!(
+            freeing.wait(Duration::from_secs(5)),
+            "free callback did not run"
+        );
+        drop(freeing);
+        assert_eq!(
+            Arc::strong_count(&live),
+            1,
+            "a closure outlived the free callback"
+        );
+
+        // Streams: a bounded queue; a full queue counts drops.
+        let reg = mpit.register_event(ev, &NoObject).unwrap();
+        let stream = reg.stream(CbSafety::AsyncSignalSafe, 64).unwrap();
+        for i in 0..100 {
+            p.raise(ev, CbSafety::AsyncSignalSafe, i);
+        }
+        let records: Vec<_> = stream.drain().collect();
+        assert_eq!(records.len(), 64);
+        assert_eq!(stream.drops(), 36);
+        for (i, r) in records.iter().enumerate() {
+            assert_eq!(
+                r.value(stream.elements(), 0).unwrap().as_u64(),
+                Some(i as u64)
+            );
+        }
+        let freeing = reg.free().unwrap();
+        assert!(freeing.wait(Duration::from_secs(5)));
+
+        // Many threads raising at THREAD_SAFE into one closure.
+        let reg = mpit.register_event(ev, &NoObject).unwrap();
+        let count = Arc::new(AtomicU64::new(0));
+        let sum = Arc::new(AtomicU64::new(0));
+        {
+            let (count, sum) = (count.clone(), sum.clone());
+            reg.on_event(CbSafety::ThreadSafe, move |e| {
+                count.fetch_add(1, Ordering::Relaxed);
+                sum.fetch_add(e.read::<u64>(0).unwrap(), Ordering::Relaxed);
+            })
+            .unwrap();
+        }
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let p = &p;
+                s.spawn(move || {
+                    for i in 0..10_000u64 {
+                        assert_eq!(p.raise(ev, CbSafety::ThreadSafe, t * 10_000 + i), 0);
+                    }
+                });
+            }
+        });
+        assert_eq!(count.load(Ordering::Relaxed), 40_000);
+        assert_eq!(sum.load(Ordering::Relaxed), (0..40_000u64).sum::<u64>());
+        drop(reg);
+        println!("single-process event checks passed");
+    }
+
+    fn two_ranks() {
+        use mpi::traits::*;
+        let mpit = Mpit::init().unwrap();
+        let universe = mpi::initialize().unwrap();
+        let world = universe.world();
+        let recv_ev = mpit.event_index("p2p_recv").unwrap().expect("p2p_recv");
+        let reg = mpit.register_event(recv_ev, &NoObject).unwrap();
+        let stream = reg.stream(CbSafety::AsyncSignalSafe, 1024).unwrap();
+        let sync = world.duplicate();
+        // A failed check on one rank must not leave the other in a barrier.
+        let run =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exchange(&world, &stream)));
+        if run.is_err() {
+            world.abort(3);
+        }
+        sync.barrier();
+        drop(stream);
+        drop(reg);
+        drop(mpit);
+    }
+
+    fn exchange(world: &mpi::topology::SimpleCommunicator, stream: &mpit_safe::EventStream) {
+        use mpi::traits::*;
+        const K: i32 = 25;
+        if world.rank() == 1 {
+            for t in 0..K {
+                world
+                    .process_at_rank(0)
+                    .send_with_tag(&[t as u8; 3], 100 + t);
+            }
+        } else {
+            // A plain MPI_Recv (rsmpi's receive_vec uses a matched probe, which the provider
+            // does not interpose).
+            let mut buf = [0u8; 3];
+            for t in 0..K {
+                let _status = world
+                    .process_at_rank(1)
+                    .receive_into_with_tag(&mut buf[..], 100 + t);
+            }
+            let records: Vec<_> = stream.drain().collect();
+            let el = stream.elements();
+            // Only this communicator's receives from rank 1 (the duplicate's barrier is
+            // collective, not point to point, in MPICH).
+            let ours: Vec<_> = records
+                .iter()
+                .filter(|r| r.value(el, 1).unwrap().as_i64().unwrap() >= 100)
+                .collect();
+            assert_eq!(ours.len(), K as usize, "{records:?}");
+            for (t, r) in ours.iter().enumerate() {
+                assert_eq!(r.value(el, 0).unwrap().as_i64(), Some(1), "peer");
+                assert_eq!(
+                    r.value(el, 1).unwrap().as_i64(),
+                    Some(100 + t as i64),
+                    "tag"
+                );
+                assert_eq!(r.value(el, 2).unwrap().as_i64(), Some(3), "bytes");
+            }
+            let ts: Vec<_> = ours.iter().map(|r| r.timestamp).collect();
+            assert!(ts.windows(2).all(|w| w[0] < w[1]), "per-source order");
+            println!(
+                "rank 0 saw {} receive events from rank 1, in order",
+                ours.len()
+            );
+        }
+    }
+
+    fn rerun(args: &[&str], mode: &str, mpiexec: bool) -> String {
+        let exe = std::env::current_exe().unwrap();
+        let mut cmd = if mpiexec {
+            let launcher = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
+            let mut w = launcher.split_whitespace();
+            let mut c = Command::new(w.next().unwrap());
+            c.args(w)
+                .args(["-n", "2", "-genv", "LD_PRELOAD", PROVIDER])
+                .arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        cmd.args(args).args(["--nocapture", "--test-threads=1"]);
+        cmd.env(CHILD, mode).env("LD_PRELOAD", PROVIDER);
+        let out = run_with_timeout(cmd, Duration::from_secs(120));
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for l in text.lines() {
+            eprintln!("  | {l}");
+        }
+        assert!(out.status.success(), "child {mode} failed: {}", out.status);
+        text
+    }
+
+    /// Runs `cmd`, killing it after `limit` (a hung MPI job must fail the test, not stall it).
+    fn run_with_timeout(mut cmd: Command, limit: Duration) -> std::process::Output {
+        use std::process::Stdio;
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > limit {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    #[test]
+    fn closures_drops_free_and_streams() {
+        match std::env::var(CHILD).as_deref() {
+            Ok("single") => return single_process(),
+            Ok(_) => return,
+            Err(_) => {}
+        }
+        let out = rerun(
+            &["--exact", "with_events::closures_drops_free_and_streams"],
+            "single",
+            false,
+        );
+        assert!(out.contains("single-process event checks passed"));
+    }
+
+    #[test]
+    fn two_rank_traffic_through_closures() {
+        match std::env::var(CHILD).as_deref() {
+            Ok("ranks") => return two_ranks(),
+            Ok(_) => return,
+            Err(_) => {}
+        }
+        let out = rerun(
+            &["--exact", "with_events::two_rank_traffic_through_closures"],
+            "ranks",
+            true,
+        );
+        assert!(out.contains("receive events from rank 1, in order"));
+    }
+}
+
+#[cfg(not(mpit_events))]
+#[test]
+fn no_event_api() {
+    eprintln!(
+        "{}: no MPI-4 event API in this header: nothing to run",
+        mpit_safe::sys::IMPLEMENTATION
+    );
+}
