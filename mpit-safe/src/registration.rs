@@ -61,6 +61,8 @@ struct Shared {
     freed: Mutex<bool>,
     freed_cv: Condvar,
     elements: Vec<EventElement>,
+    /// Bytes `MPI_T_event_copy` writes: computed once, not per event.
+    extent: usize,
 }
 
 enum Graveyard {
@@ -149,6 +151,7 @@ unsafe extern "C" fn event_trampoline<const SLOT: usize>(
         raw: instance,
         safety: safety_from_raw(cb_safety),
         elements: &shared.elements,
+        extent: shared.extent,
         _cb: PhantomData,
     };
     // SAFETY: non-null pointers in the slots are live boxes (freed only with `Shared`).
@@ -206,6 +209,7 @@ pub struct EventInstance<'cb> {
     raw: sys::MPI_T_event_instance,
     safety: CbSafety,
     elements: &'cb [EventElement],
+    extent: usize,
     _cb: PhantomData<&'cb ()>,
 }
 
@@ -254,13 +258,9 @@ impl EventInstance<'_> {
     /// Copies the whole event into `buf`, laid out by the displacements; `buf` must hold the
     /// event's extent ([`EventTypeInfo::extent`]). Returns the bytes written.
     #[doc(alias = "MPI_T_event_copy")]
+    #[inline]
     pub fn copy_into(&self, buf: &mut [u8]) -> Result<usize> {
-        let extent = self
-            .elements
-            .iter()
-            .map(|e| e.displacement.max(0) as usize + e.datatype.size())
-            .max()
-            .unwrap_or(0);
+        let extent = self.extent;
         if buf.len() < extent {
             return Err(Error::SizeMismatch {
                 expected: extent,
@@ -270,6 +270,11 @@ impl EventInstance<'_> {
         // SAFETY: `buf` holds at least the extent MPI writes.
         check(unsafe { sys::MPI_T_event_copy(self.raw, buf.as_mut_ptr().cast()) })?;
         Ok(extent)
+    }
+
+    /// Bytes [`EventInstance::copy_into`] needs.
+    pub fn extent(&self) -> usize {
+        self.extent
     }
 
     /// The event's timestamp, in ticks of its source.
@@ -378,6 +383,7 @@ impl<L: Level> Mpit<L> {
             panic_messages: Mutex::new(Vec::new()),
             freed: Mutex::new(false),
             freed_cv: Condvar::new(),
+            extent: info.extent().unwrap_or(0),
             elements: info.elements.clone(),
         });
         let user_data = Arc::into_raw(shared.clone());
@@ -620,18 +626,12 @@ impl<L: Level> Registration<'_, L> {
         let producer = stream.clone();
         let event = self.info.index;
         self.on_event(safety, move |ev| {
-            let mut buf = [0u8; INLINE_EVENT_BYTES];
-            let data = match ev.copy_into(&mut buf) {
-                Ok(n) => smallvec::SmallVec::from_slice(&buf[..n]),
-                Err(Error::SizeMismatch { expected, .. }) => {
-                    let mut big = smallvec::SmallVec::from_elem(0u8, expected);
-                    if ev.copy_into(&mut big).is_err() {
-                        return;
-                    }
-                    big
-                }
-                Err(_) => return,
-            };
+            // Inline up to INLINE_EVENT_BYTES: no allocation for the events MPI_T defines.
+            let mut data =
+                smallvec::SmallVec::<[u8; INLINE_EVENT_BYTES]>::from_elem(0, ev.extent());
+            if ev.copy_into(&mut data).is_err() {
+                return;
+            }
             let record = EventRecord {
                 event,
                 source: ev.source().unwrap_or(usize::MAX),

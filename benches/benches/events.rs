@@ -1,0 +1,240 @@
+//! Event dispatch and event streams, through the test provider of `examples/event-provider`
+//! (LD_PRELOADed ahead of MPICH; the bench re-runs itself with it). In one run:
+//! - dispatch: a raw C callback registered with `mpit-sys` against a Rust closure registered
+//!   with `Registration::on_event`, both reading element 0 and adding it to a counter, each event
+//!   raised by the provider's control API (the raise itself is common to both sides); the ratio
+//!   closure / raw is printed;
+//! - stream throughput: one producer thread raising 2,000,000 events into
+//!   `Registration::stream` while the consumer drains, in events per second.
+//!
+//! Run: `scripts/with-mpi mpich cargo bench -p mpit-benches --bench events`. Where the header
+//! has no event API (Open MPI) it says so and exits.
+
+#[cfg(mpit_events)]
+mod run {
+    use std::ffi::c_void;
+    use std::hint::black_box;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    use criterion::Criterion;
+    use mpit_safe::{CbSafety, Mpit, NoObject, sys};
+
+    const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
+
+    #[repr(C)]
+    struct TestEvent {
+        seq: u64,
+        value: f64,
+        id: i32,
+        flag: i8,
+    }
+
+    type RaiseAt = unsafe extern "C" fn(i32, i32, u32, *const c_void) -> i32;
+    type RaiseMany =
+        unsafe extern "C" fn(i32, i32, u32, *const c_void, *const c_void, usize, i64) -> i32;
+
+    static RAW_SUM: AtomicU64 = AtomicU64::new(0);
+
+    /// The raw C-ABI callback: what a C tool would register.
+    unsafe extern "C" fn raw_cb(
+        instance: sys::MPI_T_event_instance,
+        _r: sys::MPI_T_event_registration,
+        _s: sys::MPI_T_cb_safety,
+        _u: *mut c_void,
+    ) {
+        let mut v = 0u64;
+        // SAFETY: valid instance during the callback; element 0 is a u64.
+        unsafe { sys::MPI_T_event_read(instance, 0, (&raw mut v).cast()) };
+        RAW_SUM.fetch_add(v, Ordering::Relaxed);
+    }
+
+    fn ratio_line(name: &str, raw: f64, safe: f64) {
+        println!(
+            "  {name:<18} raw {raw:>9.1} ns   safe {safe:>9.1} ns   ratio {:.3}",
+            safe / raw
+        );
+    }
+
+    pub fn main() {
+        if std::env::var_os("LD_PRELOAD")
+            .is_none_or(|p| !p.to_string_lossy().contains("mpit_event_provider"))
+        {
+            let status = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(std::env::args().skip(1))
+                .env("LD_PRELOAD", PROVIDER)
+                .status()
+                .unwrap();
+            std::process::exit(status.code().unwrap_or(1));
+        }
+        let mpit = Mpit::init().unwrap();
+        // SAFETY: the provider is preloaded; dlopen returns it; signatures of mpit_provider.h.
+        let (lib, raise_at, raise_many) = unsafe {
+            let lib = libloading::Library::new(PROVIDER).unwrap();
+            let a = *lib.get::<RaiseAt>(b"mpit_provider_raise_at\0").unwrap();
+            let m = *lib.get::<RaiseMany>(b"mpit_provider_raise_many\0").unwrap();
+            (lib, a, m)
+        };
+        let ev = mpit.event_index("provider_test").unwrap().unwrap();
+        let data = TestEvent {
+            seq: 1,
+            value: 0.5,
+            id: 3,
+            flag: 0,
+        };
+        let ctx = 1u32; // MPI_T_CB_REQUIRE_MPI_RESTRICTED
+        let raise = || {
+            // SAFETY: `data` has the event type's layout.
+            unsafe { raise_at(ev as i32, 0, ctx, (&raw const data).cast()) }
+        };
+        let mut c = Criterion::default()
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2))
+            .configure_from_args();
+        let mut g = c.benchmark_group("event_dispatch");
+
+        // Raw: a C callback on a registration made with mpit-sys.
+        let mut reg = std::ptr::null_mut();
+        // SAFETY: valid event index, no object, MPI_INFO_NULL, valid out-pointer; the callback
+        // has the C signature and touches only a static.
+        unsafe {
+            assert_eq!(
+                sys::MPI_T_event_handle_alloc(
+                    ev as i32,
+                    std::ptr::null_mut(),
+                    sys::MPI_INFO_NULL,
+                    &mut reg
+                ),
+                0
+            );
+            assert_eq!(
+                sys::MPI_T_event_register_callback(
+                    reg,
+                    sys::MPI_T_CB_REQUIRE_THREAD_SAFE as sys::MPI_T_cb_safety,
+                    sys::MPI_INFO_NULL,
+                    std::ptr::null_mut(),
+                    Some(raw_cb)
+                ),
+                0
+            );
+        }
+        g.bench_function("raw", |b| b.iter(|| black_box(raise())));
+        // The provider's own ceiling: batches raised into the raw callback, one thread.
+        const N: i64 = 2_000_000;
+        let batch: Vec<TestEvent> = (0..1024u64)
+            .map(|i| TestEvent {
+                seq: i,
+                value: 0.0,
+                id: 0,
+                flag: 0,
+            })
+            .collect();
+        let raise_n = |n: i64| {
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(batch.len() as i64);
+                // SAFETY: `batch` holds `k` records of the event's layout at this stride.
+                let rc = unsafe {
+                    raise_many(
+                        ev as i32,
+                        0,
+                        3,
+                        std::ptr::null(),
+                        batch.as_ptr().cast(),
+                        std::mem::size_of::<TestEvent>(),
+                        k,
+                    )
+                };
+                assert_eq!(rc, 0);
+                left -= k;
+            }
+        };
+        let t = Instant::now();
+        raise_n(N);
+        let raw_rate = N as f64 / t.elapsed().as_secs_f64();
+        // SAFETY: the registration is freed once; no free callback.
+        unsafe { sys::MPI_T_event_handle_free(reg, std::ptr::null_mut(), None) };
+        assert!(RAW_SUM.load(Ordering::Relaxed) > 0);
+
+        // Safe: a Rust closure on a Registration.
+        let sum = Arc::new(AtomicU64::new(0));
+        let r = mpit.register_event(ev, &NoObject).unwrap();
+        {
+            let sum = sum.clone();
+            r.on_event(CbSafety::ThreadSafe, move |e| {
+                sum.fetch_add(e.read::<u64>(0).unwrap_or(0), Ordering::Relaxed);
+            })
+            .unwrap();
+        }
+        g.bench_function("safe", |b| b.iter(|| black_box(raise())));
+        g.finish();
+        drop(r);
+        assert!(sum.load(Ordering::Relaxed) > 0);
+
+        // Stream throughput with one producer thread.
+        let r = mpit.register_event(ev, &NoObject).unwrap();
+        let stream = r.stream(CbSafety::AsyncSignalSafe, 1 << 16).unwrap();
+        let start = Instant::now();
+        let mut received = 0u64;
+        std::thread::scope(|s| {
+            let producer = s.spawn(|| raise_n(N));
+            // Drain in batches and let the producer run in between: a consumer spinning on an
+            // empty queue only bounces its cache lines (2 cores here).
+            while !producer.is_finished() {
+                received += stream.drain().count() as u64;
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            received += stream.drain().count() as u64;
+        });
+        let secs = start.elapsed().as_secs_f64();
+        let drops = stream.drops();
+        drop(r);
+
+        c.final_summary();
+        println!(
+            "\n{} {} with the test event provider:",
+            sys::IMPLEMENTATION,
+            sys::IMPLEMENTATION_VERSION
+        );
+        match (
+            mean_ns("event_dispatch/raw"),
+            mean_ns("event_dispatch/safe"),
+        ) {
+            (Some(a), Some(b)) => ratio_line("event dispatch", a, b),
+            _ => println!("  event dispatch     (no estimates: run without filters)"),
+        }
+        println!(
+            "  stream             {received} of {N} events received, {drops} dropped (queue full), \
+             {:.1} M events/s raised through the stream (the provider alone into a raw C \
+             callback: {:.1} M events/s)",
+            N as f64 / secs / 1e6,
+            raw_rate / 1e6
+        );
+        drop(lib);
+    }
+
+    /// The mean point estimate criterion wrote for `id` (nanoseconds).
+    fn mean_ns(id: &str) -> Option<f64> {
+        let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+        let text =
+            std::fs::read_to_string(format!("{dir}/criterion/{id}/new/estimates.json")).ok()?;
+        let rest = &text[text.find("\"mean\"")?..];
+        let pe = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
+        let num: String = rest[pe..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
+            .collect();
+        num.parse().ok()
+    }
+}
+
+fn main() {
+    #[cfg(mpit_events)]
+    run::main();
+    #[cfg(not(mpit_events))]
+    println!(
+        "{}: no MPI-4 event API in this header: event benches skipped",
+        mpit_safe::sys::IMPLEMENTATION
+    );
+}

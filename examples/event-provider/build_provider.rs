@@ -1,0 +1,35 @@
+// Builds the test event provider (included by examples/build.rs and benches/build.rs, so one
+// recipe serves both). `dir` is this directory, found from the including crate.
+
+/// Compiles the provider in `dir`; a failure is a build warning (the provider's test then fails and
+/// says so), so the tools of this crate still build.
+fn build_event_provider(dir: PathBuf) {
+    for file in ["provider.c", "mpit_provider.h", "build_provider.rs"] {
+        println!("cargo::rerun-if-changed={}", dir.join(file).display());
+    }
+    println!("cargo::rerun-if-env-changed=MPICC");
+    let mpicc = env::var("MPICC")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "mpicc".to_owned());
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let lib = out.join("libmpit_event_provider.so");
+    // MPICC may carry arguments ("mpicc -cc=gcc"): the first word is the program.
+    let mut words = mpicc.split_whitespace();
+    let program = words.next().unwrap_or("mpicc");
+    let status = Command::new(program)
+        .args(words)
+        .args(["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o"])
+        .arg(&lib)
+        .arg(dir.join("provider.c"))
+        .arg("-lpthread")
+        .status();
+    match status {
+        Ok(s) if s.success() => {
+            println!("cargo::rustc-env=MPIT_EVENT_PROVIDER={}", lib.display());
+            println!("cargo::rustc-env=MPIT_EVENT_PROVIDER_MPICC={mpicc}");
+        }
+        Ok(s) => println!("cargo::warning=the event provider did not compile with {mpicc}: {s}"),
+        Err(e) => println!("cargo::warning=the event provider: cannot run {mpicc}: {e}"),
+    }
+}
