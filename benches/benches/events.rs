@@ -57,7 +57,7 @@ mod run {
         );
     }
 
-    pub fn main() {
+    pub(crate) fn main() {
         if std::env::var_os("LD_PRELOAD")
             .is_none_or(|p| !p.to_string_lossy().contains("mpit_event_provider"))
         {
