@@ -81,10 +81,8 @@ fn stream_callback_path_allocates_nothing() {
     };
     let raise = || {
         // SAFETY: `data` has the event's layout.
-        assert_eq!(
-            unsafe { raise_at(ev as i32, 0, 3, (&raw const data).cast()) },
-            0
-        );
+        let rc = unsafe { raise_at(ev as i32, 0, 3, (&raw const data).cast()) };
+        assert_eq!(rc, 0);
     };
     raise(); // warm up (first-touch of thread locals in MPI and the provider)
     let before = ALLOCS.with(Cell::get);
