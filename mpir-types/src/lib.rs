@@ -7,10 +7,12 @@
 //! defines variables and a breakpoint function; the tool reads and writes
 //! them in the starter's memory. This crate models every definition of
 //! §2.8 and decodes what the tool reads, in pure safe Rust; the Linux
-//! `os` module (the only one with `unsafe` or operating system access)
-//! is the tool side on a live job: symbols of every loaded object, process
-//! memory, the attach model and, on x86-64, the launch model under
-//! `ptrace`. Section numbers in the documentation refer to the spec.
+//! `os` module (with `starter::ffi` the only one with `unsafe`; the only
+//! one with operating system access) is the tool side on a live job: symbols
+//! of every loaded object, process memory, the attach model and, on x86-64,
+//! the launch model under `ptrace`. The `starter` feature adds the other
+//! side: a Rust launcher that is an MPIR starter. Section numbers in the
+//! documentation refer to the spec.
 //!
 //! | module | spec | contents |
 //! |---|---|---|
@@ -22,8 +24,10 @@
 //! | [`codec`] | §2.6.1, §2.8.14, §2.8.16, §2.8.17 | server-arguments and executable-path codecs, [`CodecError`] |
 //! | [`string`] | §2.8.2 | [`TargetString`]: lossless, shared bytes |
 //! | `os` (Linux) | §2.5, §2.7 | `SymbolTable`, `ProcessMemory`, `attach`, `launch`, `trace_to_exit` |
+//! | `starter` (feature `starter`, Unix) | §2.2.2, §2.6.1, §2.8 | the starter side: the MPIR symbols defined with their C names and types, `Starter` (publish the table, raise events, abort, tool daemons) |
 //!
-//! Everything but the `os` module is re-exported at the crate root.
+//! Everything but the `os` and `starter` modules is re-exported at the
+//! crate root.
 //!
 //! # Example
 //!
@@ -93,6 +97,8 @@ pub mod memory;
 #[allow(unsafe_code)]
 pub mod os;
 pub mod proctable;
+#[cfg(all(feature = "starter", unix))]
+pub mod starter;
 pub mod state;
 pub mod string;
 

