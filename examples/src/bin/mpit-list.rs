@@ -185,8 +185,59 @@ struct Report {
     pvars: Vec<Pvar>,
     categories: Vec<CategoryInfo>,
     holes: Vec<Hole>,
+    /// Event types and sources, one line each (empty without the MPI-4 event API).
+    events: Vec<String>,
+    sources: Vec<String>,
     /// Failures of a whole listing (e.g. the count query).
     errors: Vec<String>,
+}
+
+/// Event types and sources as lines of text, where the header has the event API.
+#[cfg(mpit_events)]
+fn collect_events(
+    mpit: &Mpit,
+    holes: &mut Vec<Hole>,
+    errors: &mut Vec<String>,
+) -> (Vec<String>, Vec<String>) {
+    let (events, _) = split("event type", mpit.events(), holes, errors);
+    let (sources, _) = split("source", mpit.sources(), holes, errors);
+    let events = events
+        .iter()
+        .map(|e| {
+            let elements: Vec<String> = e
+                .elements
+                .iter()
+                .map(|el| format!("{}@{}", el.datatype, el.displacement))
+                .collect();
+            format!(
+                "event {} [{}, bind {}, {}]: {}",
+                e.name,
+                elements.join(" "),
+                e.bind,
+                e.verbosity,
+                e.description
+            )
+        })
+        .collect();
+    let sources = sources
+        .iter()
+        .map(|s| {
+            format!(
+                "source {} [{:?}, {} ticks/s, max {} ticks]: {}",
+                s.name, s.ordering, s.ticks_per_second, s.max_ticks, s.description
+            )
+        })
+        .collect();
+    (events, sources)
+}
+
+#[cfg(not(mpit_events))]
+fn collect_events(
+    _mpit: &Mpit,
+    _holes: &mut Vec<Hole>,
+    _errors: &mut Vec<String>,
+) -> (Vec<String>, Vec<String>) {
+    (Vec::new(), Vec::new())
 }
 
 fn check_count(count: usize) -> Result<(), Error> {
@@ -279,6 +330,7 @@ fn collect(mpit: &Mpit, mpi_init: bool) -> Report {
     let (pvars, pvar_count) = split("pvar", mpit.pvars(), &mut holes, &mut errors);
     let (categories, category_count) =
         split("category", mpit.categories(), &mut holes, &mut errors);
+    let (events, sources) = collect_events(mpit, &mut holes, &mut errors);
     let cvars = cvars
         .into_iter()
         .map(|info| Cvar {
@@ -306,6 +358,8 @@ fn collect(mpit: &Mpit, mpi_init: bool) -> Report {
         pvars,
         categories,
         holes,
+        events,
+        sources,
         errors,
     }
 }
@@ -745,13 +799,24 @@ fn render_text(report: &Report, args: &Args) -> String {
     }
 
     t.line(0, "");
-    t.line(
-        0,
-        &format!(
-            "event types and sources: not listed (not in mpit-safe's API yet); this MPI {} the MPI-4 event API",
-            if mpit_safe::sys::HAS_EVENTS { "has" } else { "lacks" }
-        ),
-    );
+    if mpit_safe::sys::HAS_EVENTS {
+        t.line(
+            0,
+            &format!(
+                "event types: {}, sources: {}",
+                report.events.len(),
+                report.sources.len()
+            ),
+        );
+        for l in report.events.iter().chain(&report.sources) {
+            t.line(1, l);
+        }
+    } else {
+        t.line(
+            0,
+            "event types and sources: this MPI's header has no MPI-4 event API",
+        );
+    }
 
     t.line(0, "");
     t.line(0, &format!("holes: {}", report.holes.len()));
@@ -938,9 +1003,9 @@ fn render_json(report: &Report, args: &Args) -> String {
         }).collect::<Vec<_>>(),
         "holes": report.holes.iter().map(|h| json!({"kind": h.kind, "index": h.index, "error": h.error})).collect::<Vec<_>>(),
         "events": {
-            "listed": false,
             "event_api": mpit_safe::sys::HAS_EVENTS,
-            "note": "event types and sources are not in mpit-safe's API yet",
+            "event_types": report.events,
+            "sources": report.sources,
         },
         "errors": report.errors,
     });
