@@ -235,8 +235,8 @@ mod run {
             sys::IMPLEMENTATION_VERSION
         );
         match (
-            mean_ns("event_dispatch/raw"),
-            mean_ns("event_dispatch/safe"),
+            mpit_benches::criterion_mean_ns("event_dispatch/raw"),
+            mpit_benches::criterion_mean_ns("event_dispatch/safe"),
         ) {
             (Some(a), Some(b)) => ratio_line("event dispatch", a, b),
             _ => println!("  event dispatch     (no estimates: run without filters)"),
@@ -250,20 +250,6 @@ mod run {
             raw_copy_rate / 1e6
         );
         drop(lib);
-    }
-
-    /// The mean point estimate criterion wrote for `id` (nanoseconds).
-    fn mean_ns(id: &str) -> Option<f64> {
-        let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-        let text =
-            std::fs::read_to_string(format!("{dir}/criterion/{id}/new/estimates.json")).ok()?;
-        let rest = &text[text.find("\"mean\"")?..];
-        let pe = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
-        let num: String = rest[pe..]
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
-            .collect();
-        num.parse().ok()
     }
 }
 

@@ -232,21 +232,6 @@ fn bench(c: &mut Criterion, mpit: &Mpit, pairs: &mut Vec<(String, String, String
     let _ = NoObject;
 }
 
-/// The mean point estimate criterion wrote for `id` (nanoseconds).
-fn mean_ns(id: &str) -> Option<f64> {
-    let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-    let path = format!("{dir}/criterion/{id}/new/estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let at = text.find("\"mean\"")?;
-    let rest = &text[at..];
-    let pe = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
-    let num: String = rest[pe..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
-        .collect();
-    num.parse().ok()
-}
-
 fn main() {
     // MPI_Init first (rsmpi): Open MPI 4.1 refuses pvar handles before it.
     let universe = mpi::initialize().expect("MPI_Init");
@@ -264,7 +249,10 @@ fn main() {
         sys::IMPLEMENTATION_VERSION
     );
     for (group, raw, safe) in pairs {
-        match (mean_ns(&raw), mean_ns(&safe)) {
+        match (
+            mpit_benches::criterion_mean_ns(&raw),
+            mpit_benches::criterion_mean_ns(&safe),
+        ) {
             (Some(r), Some(s)) => println!(
                 "  {group:<18} raw {r:>12.1} ns   safe {s:>12.1} ns   ratio {:.3}",
                 s / r
