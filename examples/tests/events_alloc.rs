@@ -28,6 +28,9 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+#[cfg(mpit_events)]
+mod provider;
+
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
@@ -55,35 +58,13 @@ fn stream_callback_path_allocates_nothing() {
         return;
     }
     use mpit_safe::{CbSafety, Mpit, NoObject};
-    #[repr(C)]
-    struct TestEvent {
-        seq: u64,
-        value: f64,
-        id: i32,
-        flag: i8,
-    }
-    type RaiseAt = unsafe extern "C" fn(i32, i32, u32, *const std::ffi::c_void) -> i32;
     let mpit = Mpit::init().unwrap();
-    // SAFETY: the preloaded provider; signature of mpit_provider.h.
-    let (lib, raise_at) = unsafe {
-        let lib = libloading::Library::new(PROVIDER).unwrap();
-        let f = *lib.get::<RaiseAt>(b"mpit_provider_raise_at\0").unwrap();
-        (lib, f)
-    };
+    let p = provider::Provider::load(PROVIDER);
     let ev = mpit.event_index("provider_test").unwrap().unwrap();
     let reg = mpit.register_event(ev, &NoObject).unwrap();
     let stream = reg.stream(CbSafety::AsyncSignalSafe, 20_000).unwrap();
-    let data = TestEvent {
-        seq: 1,
-        value: 2.0,
-        id: 3,
-        flag: 4,
-    };
-    let raise = || {
-        // SAFETY: `data` has the event's layout.
-        let rc = unsafe { raise_at(ev as i32, 0, 3, (&raw const data).cast()) };
-        assert_eq!(rc, 0);
-    };
+    let data = provider::TestEvent::new(1);
+    let raise = || assert_eq!(p.raise(ev, 0, 3, &data), 0);
     raise(); // warm up (first-touch of thread locals in MPI and the provider)
     let before = ALLOCS.with(Cell::get);
     for _ in 0..10_000 {
@@ -98,7 +79,6 @@ fn stream_callback_path_allocates_nothing() {
     assert_eq!(ALLOCS.with(Cell::get) - before, 1);
     drop(b);
     drop(reg);
-    drop(lib);
 }
 
 #[cfg(not(mpit_events))]

@@ -6,6 +6,9 @@
 //! Re-runs itself with the provider preloaded; without the event API (Open MPI) it says so.
 
 #[cfg(mpit_events)]
+mod provider;
+
+#[cfg(mpit_events)]
 mod with_events {
     use std::sync::{Arc, Mutex};
 
@@ -14,19 +17,10 @@ mod with_events {
     use proptest::prelude::*;
     use proptest::sample::select;
 
+    use crate::provider::{Provider, TestEvent};
+
     const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
     const CHILD: &str = "MPIT_EVENTS_MODEL_CHILD";
-
-    #[repr(C)]
-    struct TestEvent {
-        seq: u64,
-        value: f64,
-        id: i32,
-        flag: i8,
-    }
-
-    type RaiseAt = unsafe extern "C" fn(i32, i32, u32, *const std::ffi::c_void) -> i32;
-    type SetScope = unsafe extern "C" fn(i32) -> i32;
 
     #[derive(Debug, Clone)]
     enum Op {
@@ -55,16 +49,11 @@ mod with_events {
     }
 
     /// Runs one sequence on the provider and the model; returns the first disagreement.
-    fn check(mpit: &Mpit, raise_at: RaiseAt, ev: usize, ops: &[Op]) -> Result<(), String> {
+    fn check(mpit: &Mpit, p: &Provider, ev: usize, ops: &[Op]) -> Result<(), String> {
         let log: Arc<Mutex<Vec<Outcome>>> = Arc::new(Mutex::new(Vec::new()));
         let mut model = EventModel::default();
         let mut regs: Vec<Option<Registration<'_>>> = Vec::new();
-        let data = TestEvent {
-            seq: 0,
-            value: 0.0,
-            id: 0,
-            flag: 0,
-        };
+        let data = TestEvent::new(0);
         for (step, op) in ops.iter().enumerate() {
             match *op {
                 Op::Alloc => {
@@ -119,15 +108,7 @@ mod with_events {
                 }
                 Op::Raise(source, ctx) => {
                     log.lock().unwrap().clear();
-                    // SAFETY: `data` has the event's layout.
-                    let rc = unsafe {
-                        raise_at(
-                            ev as i32,
-                            source as i32,
-                            level_index(ctx),
-                            (&raw const data).cast(),
-                        )
-                    };
+                    let rc = p.raise(ev, source, level_index(ctx), &data);
                     if rc != 0 {
                         return Err(format!("step {step}: raise returned {rc}"));
                     }
@@ -158,29 +139,20 @@ mod with_events {
 
     fn child() {
         let mpit = Mpit::init().unwrap();
-        // SAFETY: the preloaded provider; signatures of mpit_provider.h.
-        let (lib, raise_at) = unsafe {
-            let lib = libloading::Library::new(PROVIDER).unwrap();
-            let scope = *lib
-                .get::<SetScope>(b"mpit_provider_set_drop_scope\0")
-                .unwrap();
-            assert_eq!(scope(1), 0); // per registration, as the model
-            let f = *lib.get::<RaiseAt>(b"mpit_provider_raise_at\0").unwrap();
-            (lib, f)
-        };
+        let p = Provider::load(PROVIDER);
+        p.drops_per_registration(); // what the model says
         let ev = mpit.event_index("provider_test").unwrap().unwrap();
         let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
             cases: 200,
             ..Default::default()
         });
         let result = runner.run(&proptest::collection::vec(op(), 0..40), |ops| {
-            check(&mpit, raise_at, ev, &ops).map_err(TestCaseError::fail)
+            check(&mpit, &p, ev, &ops).map_err(TestCaseError::fail)
         });
         match result {
             Ok(()) => println!("provider agrees with the model on 200 random sequences"),
             Err(e) => panic!("provider and model disagree: {e}"),
         }
-        drop(lib);
     }
 
     #[test]

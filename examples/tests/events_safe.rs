@@ -4,6 +4,9 @@
 //! `$MPIEXEC -n 2`); where the header has no event API (Open MPI) it says so and passes.
 
 #[cfg(mpit_events)]
+mod provider;
+
+#[cfg(mpit_events)]
 mod with_events {
     use std::process::Command;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,61 +15,31 @@ mod with_events {
 
     use mpit_safe::{CbSafety, Dropped, Mpit, NoObject};
 
+    use crate::provider::{Provider, TestEvent};
+
     const CHILD: &str = "MPIT_EVENTS_SAFE_CHILD";
     const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
 
-    /// `struct mpit_provider_test` of mpit_provider.h.
-    #[repr(C)]
-    struct TestEvent {
-        seq: u64,
-        value: f64,
-        id: i32,
-        flag: i8,
-    }
+    /// The shared provider handle, raising `provider_test` events numbered `seq` at a level.
+    struct Events(Provider);
 
-    type RaiseAt = unsafe extern "C" fn(i32, i32, u32, *const std::ffi::c_void) -> i32;
-    type SetScope = unsafe extern "C" fn(i32) -> i32;
-
-    struct Provider {
-        raise_at: RaiseAt,
-        _lib: libloading::Library,
-    }
-
-    impl Provider {
-        fn load() -> Provider {
-            // SAFETY: the provider is already preloaded; dlopen returns the same object, and
-            // the signatures are those of mpit_provider.h.
-            unsafe {
-                let lib = libloading::Library::new(PROVIDER).expect("provider");
-                let raise_at = *lib.get::<RaiseAt>(b"mpit_provider_raise_at\0").unwrap();
-                let scope = *lib
-                    .get::<SetScope>(b"mpit_provider_set_drop_scope\0")
-                    .unwrap();
-                // Per-registration drop reports: what mpit-core's event model says.
-                assert_eq!(scope(1), 0);
-                Provider {
-                    raise_at,
-                    _lib: lib,
-                }
-            }
+    impl Events {
+        fn load() -> Events {
+            let p = Provider::load(PROVIDER);
+            // Per-registration drop reports: what mpit-core's event model says.
+            assert_eq!(p.drops_per_registration(), 0);
+            Events(p)
         }
 
         fn raise(&self, event: usize, context: CbSafety, seq: u64) -> i32 {
-            let data = TestEvent {
-                seq,
-                value: seq as f64 * 0.5,
-                id: 7,
-                flag: 1,
-            };
             let ctx = CbSafety::ALL.iter().position(|&c| c == context).unwrap() as u32;
-            // SAFETY: `data` matches the event type's layout and lives for the call.
-            unsafe { (self.raise_at)(event as i32, 0, ctx, (&raw const data).cast()) }
+            self.0.raise(event, 0, ctx, &TestEvent::new(seq))
         }
     }
 
     fn single_process() {
         let mpit = Mpit::init().unwrap();
-        let p = Provider::load();
+        let p = Events::load();
         let ev = mpit
             .event_index("provider_test")
             .unwrap()

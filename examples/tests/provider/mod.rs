@@ -1,0 +1,77 @@
+//! What the event tests share: the layout of the provider's `provider_test` event and its
+//! control API (see examples/event-provider/mpit_provider.h), found at run time in the
+//! preloaded provider.
+// Each test file uses a part of this module.
+#![allow(dead_code)]
+
+/// `struct mpit_provider_test` of mpit_provider.h.
+#[repr(C)]
+pub(crate) struct TestEvent {
+    pub(crate) seq: u64,
+    pub(crate) value: f64,
+    pub(crate) id: i32,
+    pub(crate) flag: i8,
+}
+
+impl TestEvent {
+    /// An event with sequence number `seq` and value `seq / 2`.
+    pub(crate) fn new(seq: u64) -> TestEvent {
+        TestEvent {
+            seq,
+            value: seq as f64 * 0.5,
+            id: 7,
+            flag: 1,
+        }
+    }
+}
+
+/// `mpit_provider_raise_at(event, source, context, data)`.
+pub(crate) type RaiseAt = unsafe extern "C" fn(i32, i32, u32, *const std::ffi::c_void) -> i32;
+type SetScope = unsafe extern "C" fn(i32) -> i32;
+
+/// The preloaded provider's control API.
+pub(crate) struct Provider {
+    pub(crate) raise_at: RaiseAt,
+    set_scope: SetScope,
+    _lib: libloading::Library,
+}
+
+impl Provider {
+    /// Opens the provider at `path` (already preloaded: dlopen returns the same object).
+    pub(crate) fn load(path: &str) -> Provider {
+        // SAFETY: the symbols have the signatures of mpit_provider.h.
+        unsafe {
+            let lib = libloading::Library::new(path).expect("the event provider");
+            let raise_at = *lib.get::<RaiseAt>(b"mpit_provider_raise_at\0").unwrap();
+            let set_scope = *lib
+                .get::<SetScope>(b"mpit_provider_set_drop_scope\0")
+                .unwrap();
+            Provider {
+                raise_at,
+                set_scope,
+                _lib: lib,
+            }
+        }
+    }
+
+    /// Dropped-event reports per registration (what mpit-core's event model says); returns the
+    /// previous scope.
+    pub(crate) fn drops_per_registration(&self) -> i32 {
+        // SAFETY: plain C call with an enum value of mpit_provider.h.
+        unsafe { (self.set_scope)(1) }
+    }
+
+    /// Raises `provider_test` event `ev` from `source` in a context of level `context` (the
+    /// index of the level in `CbSafety::ALL`).
+    pub(crate) fn raise(&self, ev: usize, source: usize, context: u32, data: &TestEvent) -> i32 {
+        // SAFETY: `data` has the event type's layout and lives for the call.
+        unsafe {
+            (self.raise_at)(
+                ev as i32,
+                source as i32,
+                context,
+                (data as *const TestEvent).cast(),
+            )
+        }
+    }
+}
