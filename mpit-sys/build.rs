@@ -274,6 +274,8 @@ fn main() {
         &[
             "MPI_SUCCESS",
             "MPI_ERR_LASTCODE",
+            "MPI_MAX_INFO_KEY",
+            "MPI_MAX_INFO_VAL",
             "MPI_VERSION",
             "MPI_SUBVERSION",
         ],

@@ -120,6 +120,22 @@ mod with_events {
         assert_eq!(n, 1);
         assert_eq!(msgs, vec!["boom".to_owned()]);
 
+        // Hints (MPI-4.1 §16.3.8.4): set on the handle and on a callback level, read back.
+        let mut info = mpit_safe::Info::new().unwrap();
+        info.set("mpit_provider_label", "tool-a").unwrap();
+        reg.set_info(&info).unwrap();
+        let used = reg.info_used().unwrap();
+        assert_eq!(
+            used.get("mpit_provider_label").unwrap().as_deref(),
+            Some("tool-a")
+        );
+        reg.set_callback_info(CbSafety::ThreadSafe, &info).unwrap();
+        let used = reg.callback_info_used(CbSafety::ThreadSafe).unwrap();
+        assert_eq!(
+            used.get("mpit_provider_label").unwrap().as_deref(),
+            Some("tool-a")
+        );
+
         // Freeing: the free callback runs, after which every closure is gone.
         assert!(Arc::strong_count(&live) > 1);
         let freeing = reg.free().unwrap();

@@ -85,6 +85,7 @@ pub use mpit_sys as sys;
 mod control;
 #[cfg(mpit_events)]
 mod event_query;
+mod info_object;
 mod init;
 mod object;
 mod query;
@@ -94,6 +95,7 @@ mod registration;
 mod session;
 
 pub use control::{CvarHandle, DynCvarHandle};
+pub use info_object::Info;
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
 pub use query::{Catalog, Listing, Refresh};

@@ -24,6 +24,7 @@ use std::time::Duration;
 use mpit_core::{CbSafety, Error, EventElement, EventTypeInfo, Result, Scalar, Value};
 use mpit_sys as sys;
 
+use crate::info_object::Info;
 use crate::init::{Mpit, level::Level};
 use crate::object::MpiObject;
 use crate::raw::check;
@@ -472,6 +473,44 @@ impl<L: Level> Registration<'_, L> {
         self.shared.dropped.store(p, Ordering::Release);
         // SAFETY: live registration.
         check(unsafe { sys::MPI_T_event_set_dropped_handler(self.raw, Some(dropped_trampoline)) })
+    }
+
+    /// Sets hints on the registration (`MPI_T_event_handle_set_info`).
+    #[doc(alias = "MPI_T_event_handle_set_info")]
+    pub fn set_info(&self, info: &Info) -> Result<()> {
+        // SAFETY: live registration and info.
+        check(unsafe { sys::MPI_T_event_handle_set_info(self.raw, info.as_raw()) })
+    }
+
+    /// The hints in use for the registration (`MPI_T_event_handle_get_info`).
+    #[doc(alias = "MPI_T_event_handle_get_info")]
+    pub fn info_used(&self) -> Result<Info> {
+        let mut raw = sys::MPI_INFO_NULL;
+        // SAFETY: live registration; valid out-pointer.
+        check(unsafe { sys::MPI_T_event_handle_get_info(self.raw, &mut raw) })?;
+        // SAFETY: MPI returns a new info object the caller must free.
+        Ok(unsafe { Info::from_raw(raw) })
+    }
+
+    /// Sets hints on the callback of level `safety` (`MPI_T_event_callback_set_info`).
+    #[doc(alias = "MPI_T_event_callback_set_info")]
+    pub fn set_callback_info(&self, safety: CbSafety, info: &Info) -> Result<()> {
+        // SAFETY: live registration and info.
+        check(unsafe {
+            sys::MPI_T_event_callback_set_info(self.raw, safety_to_raw(safety), info.as_raw())
+        })
+    }
+
+    /// The hints in use for the callback of level `safety` (`MPI_T_event_callback_get_info`).
+    #[doc(alias = "MPI_T_event_callback_get_info")]
+    pub fn callback_info_used(&self, safety: CbSafety) -> Result<Info> {
+        let mut raw = sys::MPI_INFO_NULL;
+        // SAFETY: live registration; valid out-pointer.
+        check(unsafe {
+            sys::MPI_T_event_callback_get_info(self.raw, safety_to_raw(safety), &mut raw)
+        })?;
+        // SAFETY: MPI returns a new info object the caller must free.
+        Ok(unsafe { Info::from_raw(raw) })
     }
 
     /// How many closure invocations panicked (caught at the FFI boundary), and their messages

@@ -90,10 +90,12 @@ pub use mpi_sys::{
     MPI_T_source_get_timestamp, MPI_T_source_order,
 };
 
-// MPI calls MPI_T users need around it (the init/finalize ordering, the library's name).
+// MPI calls MPI_T users need around it (the init/finalize ordering, the library's name) and
+// the info objects MPI_T events take as hints (MPI-4.1 §10; callable before MPI_Init in MPI-4).
 pub use mpi_sys::{
-    MPI_Finalize, MPI_Finalized, MPI_Get_library_version, MPI_Get_version, MPI_Init_thread,
-    MPI_Initialized,
+    MPI_Finalize, MPI_Finalized, MPI_Get_library_version, MPI_Get_version, MPI_Info_create,
+    MPI_Info_free, MPI_Info_get, MPI_Info_get_nkeys, MPI_Info_get_nthkey, MPI_Info_get_valuelen,
+    MPI_Info_set, MPI_Init_thread, MPI_Initialized,
 };
 
 unsafe extern "C" {

@@ -1,0 +1,41 @@
+//! Info objects: MPI-4 allows them at any time; MPI-3 only between MPI_Init and MPI_Finalize,
+//! and Open MPI (MPI-3.1) aborts the process otherwise, so there the safe API refuses with a
+//! typed error and the caller keeps running. One test: MPI_Init runs once per process.
+
+use mpit_safe::{Error, Info};
+
+#[test]
+fn info_objects_before_and_after_mpi_init() {
+    match Info::new() {
+        Ok(mut info) => {
+            assert!(
+                mpit_safe::sys::MPI_VERSION >= 4,
+                "an MPI-3 library accepted it"
+            );
+            info.set("k", "v").unwrap();
+            assert_eq!(info.get("k").unwrap().as_deref(), Some("v"));
+        }
+        Err(Error::KnownCrash(why)) => {
+            assert!(mpit_safe::sys::MPI_VERSION < 4);
+            eprintln!("before MPI_Init: refused: {why}");
+        }
+        Err(e) => panic!("{e}"),
+    }
+    let universe = mpi::initialize().unwrap();
+    let mut info = Info::new().unwrap();
+    info.set("alpha", "1").unwrap();
+    info.set("beta", "two words").unwrap();
+    assert_eq!(info.get("missing").unwrap(), None);
+    let mut entries = info.entries().unwrap();
+    entries.sort();
+    assert_eq!(
+        entries,
+        vec![
+            ("alpha".to_owned(), "1".to_owned()),
+            ("beta".to_owned(), "two words".to_owned())
+        ]
+    );
+    assert!(info.set("a\0b", "x").is_err());
+    drop(info);
+    drop(universe);
+}
