@@ -6,17 +6,16 @@ use mpit_safe::{Error, Info};
 
 #[test]
 fn info_objects_before_and_after_mpi_init() {
+    // Which rule applies depends on the header the build read.
+    let mpi4 = std::hint::black_box(mpit_safe::sys::MPI_VERSION) >= 4;
     match Info::new() {
         Ok(mut info) => {
-            assert!(
-                mpit_safe::sys::MPI_VERSION >= 4,
-                "an MPI-3 library accepted it"
-            );
+            assert!(mpi4, "an MPI-3 library accepted it");
             info.set("k", "v").unwrap();
             assert_eq!(info.get("k").unwrap().as_deref(), Some("v"));
         }
         Err(Error::KnownCrash(why)) => {
-            assert!(mpit_safe::sys::MPI_VERSION < 4);
+            assert!(!mpi4);
             eprintln!("before MPI_Init: refused: {why}");
         }
         Err(e) => panic!("{e}"),
