@@ -29,8 +29,6 @@ use crate::init::{Mpit, level::Level};
 use crate::object::MpiObject;
 use crate::raw::check;
 
-/// A closure called for each event instance.
-type EventFn = dyn Fn(&EventInstance<'_>) + Send + Sync + 'static;
 /// A closure called with dropped-event reports.
 type DroppedFn = dyn Fn(Dropped) + Send + Sync + 'static;
 
@@ -50,12 +48,11 @@ pub struct Dropped {
 /// reports, the free flag. Kept alive by an `Arc` whose one count belongs to MPI until the
 /// free callback.
 struct Shared {
-    /// `Box<Box<EventFn>>` raw pointers per level (null: none). Loaded lock-free by the
-    /// trampolines, so a callback at `ASYNC_SIGNAL_SAFE` takes no lock.
-    callbacks: [AtomicPtr<Box<EventFn>>; 4],
+    /// The dropped handler (null: none), loaded lock-free by its trampoline.
     dropped: AtomicPtr<Box<DroppedFn>>,
-    /// Every closure ever installed, freed with the block (a replaced or removed closure may
-    /// still be running on another thread until MPI's free callback).
+    /// Every closure ever installed (each level's `LevelData` box and each dropped handler),
+    /// freed with the block: a replaced or removed closure may still be running on another
+    /// thread until MPI's free callback.
     graveyard: Mutex<Vec<Graveyard>>,
     panics: AtomicUsize,
     panic_messages: Mutex<Vec<String>>,
@@ -67,13 +64,32 @@ struct Shared {
 }
 
 enum Graveyard {
-    Event(*mut Box<EventFn>),
+    /// A `LevelData<F>` box, type-erased with the function that frees it.
+    Event(*mut c_void, unsafe fn(*mut c_void)),
     Dropped(*mut Box<DroppedFn>),
 }
 
 // SAFETY: the raw pointers in the graveyard are boxes of `Send + Sync` closures, only freed in
 // `Drop for Shared`.
 unsafe impl Send for Graveyard {}
+
+/// What MPI holds as `user_data` for one callback level: the shared block first (the dropped
+/// handler's trampoline only knows it receives some level's `user_data`), then the closure,
+/// called with static dispatch by `event_trampoline::<F>`.
+#[repr(C)]
+struct LevelData<F> {
+    shared: *const Shared,
+    f: F,
+}
+
+/// Frees a `LevelData<F>` box from the graveyard.
+///
+/// # Safety
+/// `p` must come from `Box::into_raw(Box<LevelData<F>>)` and be freed once.
+unsafe fn free_level_data<F>(p: *mut c_void) {
+    // SAFETY: by the contract above.
+    drop(unsafe { Box::from_raw(p as *mut LevelData<F>) });
+}
 
 impl Drop for Shared {
     fn drop(&mut self) {
@@ -83,7 +99,7 @@ impl Drop for Shared {
             // after MPI's free callback (or after a failed free), when no trampoline can run.
             unsafe {
                 match g {
-                    Graveyard::Event(p) => drop(Box::from_raw(p)),
+                    Graveyard::Event(p, free) => free(p),
                     Graveyard::Dropped(p) => drop(Box::from_raw(p)),
                 }
             }
@@ -125,29 +141,22 @@ fn safety_to_raw(s: CbSafety) -> sys::MPI_T_cb_safety {
     }) as sys::MPI_T_cb_safety
 }
 
-fn level_slot(s: CbSafety) -> usize {
-    match s {
-        CbSafety::None => 0,
-        CbSafety::MpiRestricted => 1,
-        CbSafety::ThreadSafe => 2,
-        CbSafety::AsyncSignalSafe => 3,
-    }
-}
-
-/// The event callback MPI calls for the closure registered at level `SLOT`.
-unsafe extern "C" fn event_trampoline<const SLOT: usize>(
+/// The event callback MPI calls for a closure of type `F` (one instance per closure type, so
+/// the closure is called directly, not through a vtable).
+unsafe extern "C" fn event_trampoline<F>(
     instance: sys::MPI_T_event_instance,
     _registration: sys::MPI_T_event_registration,
     cb_safety: sys::MPI_T_cb_safety,
     user_data: *mut c_void,
-) {
-    // SAFETY: `user_data` is the `Arc<Shared>` pointer given at registration; MPI holds one
-    // count of it until the free callback, which cannot run while an invocation is in flight.
-    let shared = unsafe { &*(user_data as *const Shared) };
-    let f = shared.callbacks[SLOT].load(Ordering::Acquire);
-    if f.is_null() {
-        return;
-    }
+) where
+    F: Fn(&EventInstance<'_>) + Send + Sync + 'static,
+{
+    // SAFETY: `user_data` is the `LevelData<F>` given at registration, kept (in the graveyard)
+    // until the free callback, which cannot run while an invocation is in flight; its
+    // `shared` pointer is MPI's `Arc` count, released only in the free callback.
+    let data = unsafe { &*(user_data as *const LevelData<F>) };
+    // SAFETY: as above.
+    let shared = unsafe { &*data.shared };
     let ev = EventInstance {
         raw: instance,
         safety: safety_from_raw(cb_safety),
@@ -155,9 +164,7 @@ unsafe extern "C" fn event_trampoline<const SLOT: usize>(
         extent: shared.extent,
         _cb: PhantomData,
     };
-    // SAFETY: non-null pointers in the slots are live boxes (freed only with `Shared`).
-    let f = unsafe { &**f };
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(&ev))) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| (data.f)(&ev))) {
         shared.record_panic(p);
     }
 }
@@ -170,8 +177,9 @@ unsafe extern "C" fn dropped_trampoline(
     cb_safety: sys::MPI_T_cb_safety,
     user_data: *mut c_void,
 ) {
-    // SAFETY: as in `event_trampoline`: the user_data of a callback registration.
-    let shared = unsafe { &*(user_data as *const Shared) };
+    // SAFETY: the user_data of one of this registration's callbacks: a `LevelData`, whose
+    // first field (repr(C)) is the shared block, alive until the free callback.
+    let shared = unsafe { &**(user_data as *const *const Shared) };
     let f = shared.dropped.load(Ordering::Acquire);
     if f.is_null() {
         return;
@@ -377,7 +385,6 @@ impl<L: Level> Mpit<L> {
             sys::MPI_T_event_handle_alloc(index as c_int, p, sys::MPI_INFO_NULL, &mut raw)
         }))?;
         let shared = Arc::new(Shared {
-            callbacks: Default::default(),
             dropped: AtomicPtr::new(ptr::null_mut()),
             graveyard: Mutex::new(Vec::new()),
             panics: AtomicUsize::new(0),
@@ -414,36 +421,29 @@ impl<L: Level> Registration<'_, L> {
     where
         F: Fn(&EventInstance<'_>) + Send + Sync + 'static,
     {
-        let boxed: Box<EventFn> = Box::new(f);
-        let p = Box::into_raw(Box::new(boxed));
+        let data = Box::into_raw(Box::new(LevelData {
+            shared: self.user_data,
+            f,
+        }));
         self.shared
             .graveyard
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(Graveyard::Event(p));
-        let slot = level_slot(safety);
-        self.shared.callbacks[slot].store(p, Ordering::Release);
-        let tramp: sys::MPI_T_event_cb_function = Some(match slot {
-            0 => event_trampoline::<0>,
-            1 => event_trampoline::<1>,
-            2 => event_trampoline::<2>,
-            _ => event_trampoline::<3>,
-        });
-        // SAFETY: live registration; `user_data` stays valid until the free callback.
+            .push(Graveyard::Event(data.cast(), free_level_data::<F>));
+        // SAFETY: live registration; `data` stays valid until the free callback (graveyard).
         check(unsafe {
             sys::MPI_T_event_register_callback(
                 self.raw,
                 safety_to_raw(safety),
                 sys::MPI_INFO_NULL,
-                self.user_data as *mut c_void,
-                tramp,
+                data.cast(),
+                Some(event_trampoline::<F>),
             )
         })
     }
 
     /// Removes the callback of level `safety` (MPI_T_event_register_callback with NULL).
     pub fn remove_callback(&self, safety: CbSafety) -> Result<()> {
-        self.shared.callbacks[level_slot(safety)].store(ptr::null_mut(), Ordering::Release);
         // SAFETY: live registration; a NULL function removes the level's callback.
         check(unsafe {
             sys::MPI_T_event_register_callback(
