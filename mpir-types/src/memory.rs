@@ -145,28 +145,42 @@ impl MemoryImage {
     /// `MPIR_being_debugged`).
     pub fn write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), MapError> {
         let len = bytes.len();
-        let unmapped = || MapError::Unmapped { addr, len };
-        // Check first, so that a failed write changes nothing.
-        if self.read(addr, &mut vec![0; len]).is_err() {
-            return Err(unmapped());
-        }
-        let mut done = 0;
-        while done < len {
-            let cur = addr.checked_add(done as u64).ok_or_else(unmapped)?;
-            let (start, region) = self
+        // All spans are found before anything is copied, so a failed write changes nothing.
+        let spans = self
+            .spans(addr, len)
+            .ok_or(MapError::Unmapped { addr, len })?;
+        for span in spans {
+            let region = self
                 .regions
-                .range_mut(..=cur)
-                .next_back()
-                .ok_or_else(unmapped)?;
-            let off = usize::try_from(cur - start)
-                .ok()
-                .filter(|off| *off < region.len())
-                .ok_or_else(unmapped)?;
-            let n = (region.len() - off).min(len - done);
-            region[off..off + n].copy_from_slice(&bytes[done..done + n]);
-            done += n;
+                .get_mut(&span.start)
+                .expect("span of a mapped region");
+            region[span.off..span.off + span.n]
+                .copy_from_slice(&bytes[span.done..span.done + span.n]);
         }
         Ok(())
+    }
+
+    /// The pieces of `[addr, addr + len)` in the mapped regions, in order; `None` if any byte
+    /// is unmapped.
+    fn spans(&self, addr: u64, len: usize) -> Option<Vec<Span>> {
+        let mut spans = Vec::new();
+        let mut done = 0;
+        while done < len {
+            let cur = addr.checked_add(done as u64)?;
+            let (&start, region) = self.regions.range(..=cur).next_back()?;
+            let off = usize::try_from(cur - start)
+                .ok()
+                .filter(|off| *off < region.len())?;
+            let n = (region.len() - off).min(len - done);
+            spans.push(Span {
+                start,
+                off,
+                n,
+                done,
+            });
+            done += n;
+        }
+        Some(spans)
     }
 
     /// Total number of mapped bytes.
@@ -175,25 +189,25 @@ impl MemoryImage {
     }
 }
 
+/// One piece of an access: `n` bytes at offset `off` of the region starting at `start`, for
+/// bytes `done..done + n` of the caller's buffer.
+struct Span {
+    start: u64,
+    off: usize,
+    n: usize,
+    done: usize,
+}
+
 impl MemoryReader for MemoryImage {
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), ReadError> {
         let len = buf.len();
-        let unmapped = || ReadError::Unmapped { addr, len };
-        let mut done = 0;
-        while done < len {
-            let cur = addr.checked_add(done as u64).ok_or_else(unmapped)?;
-            let (start, region) = self
-                .regions
-                .range(..=cur)
-                .next_back()
-                .ok_or_else(unmapped)?;
-            let off = usize::try_from(cur - start)
-                .ok()
-                .filter(|off| *off < region.len())
-                .ok_or_else(unmapped)?;
-            let n = (region.len() - off).min(len - done);
-            buf[done..done + n].copy_from_slice(&region[off..off + n]);
-            done += n;
+        let spans = self
+            .spans(addr, len)
+            .ok_or(ReadError::Unmapped { addr, len })?;
+        for span in spans {
+            let region = &self.regions[&span.start];
+            buf[span.done..span.done + span.n]
+                .copy_from_slice(&region[span.off..span.off + span.n]);
         }
         Ok(())
     }
