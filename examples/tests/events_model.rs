@@ -1,8 +1,10 @@
 //! The test provider, driven through mpit-safe, against mpit-core's executable model of event
 //! delivery (`mpit_core::event_model`): random sequences of allocate / register / remove /
 //! set-dropped-handler / free / raise-in-a-context give the same observable outcomes (which
-//! closure runs, at which level, which dropped reports precede it) in both. A second test
-//! raises from several threads at THREAD_SAFE and checks the totals against the model's.
+//! closure runs, at which level, which dropped reports precede it) in both. The second test
+//! runs such sequences on three threads at once, each on its own event type (so each thread's
+//! outcomes are its own model's, whatever the interleaving) while the provider's sources,
+//! registration lists and reclamation are shared.
 //! Re-runs itself with the provider preloaded; without the event API (Open MPI) it says so.
 
 #[cfg(mpit_events)]
@@ -10,9 +12,12 @@ mod provider;
 
 #[cfg(mpit_events)]
 mod with_events {
+    use std::sync::atomic::Ordering;
     use std::sync::{Arc, Mutex};
+    use std::time::Instant;
 
     use mpit_safe::core::event_model::{EventModel, Outcome};
+    use mpit_safe::level::{self, Level};
     use mpit_safe::{CbSafety, Mpit, NoObject, Registration};
     use proptest::prelude::*;
     use proptest::sample::select;
@@ -49,10 +54,10 @@ mod with_events {
     }
 
     /// Runs one sequence on the provider and the model; returns the first disagreement.
-    fn check(mpit: &Mpit, p: &Provider, ev: usize, ops: &[Op]) -> Result<(), String> {
+    fn check<L: Level>(mpit: &Mpit<L>, p: &Provider, ev: usize, ops: &[Op]) -> Result<(), String> {
         let log: Arc<Mutex<Vec<Outcome>>> = Arc::new(Mutex::new(Vec::new()));
         let mut model = EventModel::default();
-        let mut regs: Vec<Option<Registration<'_>>> = Vec::new();
+        let mut regs: Vec<Option<Registration<'_, L>>> = Vec::new();
         let data = TestEvent::new(0);
         for (step, op) in ops.iter().enumerate() {
             match *op {
@@ -155,17 +160,77 @@ mod with_events {
         }
     }
 
-    #[test]
-    fn provider_follows_the_model() {
-        if std::env::var_os(CHILD).is_some() {
-            return child();
+    /// The event types the threads of the concurrent test use, one each.
+    const THREAD_EVENTS: [&str; 3] = ["provider_test", "p2p_send", "provider_empty"];
+
+    fn threads_child() {
+        let mpit = Mpit::<level::Multiple>::init_thread().unwrap();
+        let p = Provider::load(PROVIDER);
+        p.drops_per_registration();
+        let evs: Vec<usize> = THREAD_EVENTS
+            .iter()
+            .map(|n| mpit.event_index(n).unwrap().expect(n))
+            .collect();
+        let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+            cases: 100,
+            ..Default::default()
+        });
+        let programs = proptest::collection::vec(
+            // Long enough that the threads' runs overlap (a short one ends before the next
+            // thread starts).
+            proptest::collection::vec(op(), 100..400),
+            THREAD_EVENTS.len(),
+        );
+        let overlapped = std::sync::atomic::AtomicUsize::new(0);
+        let result = runner.run(&programs, |programs| {
+            let start = std::sync::Barrier::new(programs.len());
+            let results: Vec<(Result<(), String>, Instant, Instant)> = std::thread::scope(|s| {
+                let handles: Vec<_> = programs
+                    .iter()
+                    .zip(&evs)
+                    .map(|(ops, &ev)| {
+                        let (mpit, p, start) = (&mpit, &p, &start);
+                        s.spawn(move || {
+                            start.wait();
+                            let t0 = Instant::now();
+                            (check(mpit, p, ev, ops), t0, Instant::now())
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            // Did two threads' runs overlap in time (one started before the other ended)?
+            let overlap = results
+                .iter()
+                .enumerate()
+                .any(|(i, a)| results[i + 1..].iter().any(|b| a.1.max(b.1) < a.2.min(b.2)));
+            if overlap {
+                overlapped.fetch_add(1, Ordering::Relaxed);
+            }
+            for (t, (r, _, _)) in results.into_iter().enumerate() {
+                r.map_err(|e| TestCaseError::fail(format!("thread {t}: {e}")))?;
+            }
+            Ok(())
+        });
+        match result {
+            Ok(()) => {
+                let n = overlapped.load(Ordering::Relaxed);
+                println!(
+                    "provider agrees with the model on 100 random programs of 3 concurrent \
+                     threads ({n} ran with two or more threads inside the provider at once)"
+                );
+                assert!(
+                    n > 0,
+                    "the threads never overlapped: nothing concurrent was checked"
+                );
+            }
+            Err(e) => panic!("provider and model disagree: {e}"),
         }
+    }
+
+    fn rerun(test: &str) -> String {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "with_events::provider_follows_the_model",
-                "--nocapture",
-            ])
+            .args(["--exact", test, "--nocapture"])
             .env(CHILD, "1")
             .env("LD_PRELOAD", PROVIDER)
             .output()
@@ -176,7 +241,25 @@ mod with_events {
             eprintln!("  | {l}");
         }
         assert!(out.status.success(), "child failed");
-        assert!(text.contains("provider agrees with the model"));
+        text
+    }
+
+    #[test]
+    fn provider_follows_the_model() {
+        if std::env::var_os(CHILD).is_some() {
+            return child();
+        }
+        let text = rerun("with_events::provider_follows_the_model");
+        assert!(text.contains("provider agrees with the model on 200"));
+    }
+
+    #[test]
+    fn provider_follows_the_model_from_threads() {
+        if std::env::var_os(CHILD).is_some() {
+            return threads_child();
+        }
+        let text = rerun("with_events::provider_follows_the_model_from_threads");
+        assert!(text.contains("3 concurrent threads"));
     }
 }
 

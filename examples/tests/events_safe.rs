@@ -212,9 +212,147 @@ mod with_events {
             world.abort(3);
         }
         sync.barrier();
+        let p = Provider::load(PROVIDER);
+        p.drops_per_registration();
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            drops_under_traffic(&mpit, &p, recv_ev, &world, &sync)
+        }));
+        if run.is_err() {
+            world.abort(4);
+        }
+        sync.barrier();
         drop(stream);
         drop(reg);
         drop(mpit);
+    }
+
+    /// What rank 0's registrations see of the receives of a real exchange.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Seen {
+        Recv { tag: i64 },
+        Dropped { count: u64, source: usize },
+    }
+
+    /// Dropped counts of real traffic: first no callback at a sufficient level (the provider
+    /// raises the receives at THREAD_SAFE, the closure is registered at MPI_RESTRICTED only),
+    /// then a full stream; every closure is freed once and none outlives its registration.
+    fn drops_under_traffic(
+        mpit: &Mpit,
+        p: &Provider,
+        recv_ev: usize,
+        world: &mpi::topology::SimpleCommunicator,
+        sync: &mpi::topology::SimpleCommunicator,
+    ) {
+        use mpi::traits::*;
+        const LOST: i32 = 10;
+        const BURST: i32 = 25;
+        const CAPACITY: usize = 8;
+        let level = |l: CbSafety| CbSafety::ALL.iter().position(|&c| c == l).unwrap() as u32;
+        if world.rank() == 1 {
+            sync.barrier();
+            for t in 0..=LOST {
+                world.process_at_rank(0).send_with_tag(&[0u8; 2], 200 + t);
+            }
+            sync.barrier();
+            for t in 0..BURST {
+                world.process_at_rank(0).send_with_tag(&[0u8; 2], 300 + t);
+            }
+            return;
+        }
+        let frees_before = p.free_callbacks();
+        let live = Arc::new(());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let reg = mpit.register_event(recv_ev, &NoObject).unwrap();
+        {
+            let (log1, live1) = (log.clone(), live.clone());
+            reg.on_event(CbSafety::MpiRestricted, move |e| {
+                let _keep = &live1;
+                let tag = e.read_value(1).unwrap().as_i64().unwrap();
+                log1.lock().unwrap().push(Seen::Recv { tag });
+            })
+            .unwrap();
+            let (log2, live2) = (log.clone(), live.clone());
+            reg.on_dropped(move |d: Dropped| {
+                let _keep = &live2;
+                log2.lock().unwrap().push(Seen::Dropped {
+                    count: d.count,
+                    source: d.source,
+                });
+            })
+            .unwrap();
+        }
+        let mut buf = [0u8; 2];
+        assert_eq!(p.set_activity_safety(level(CbSafety::ThreadSafe)), 0);
+        sync.barrier();
+        for t in 0..LOST {
+            world
+                .process_at_rank(1)
+                .receive_into_with_tag(&mut buf[..], 200 + t);
+        }
+        assert!(log.lock().unwrap().is_empty(), "{:?}", log.lock().unwrap());
+        assert_eq!(p.set_activity_safety(level(CbSafety::MpiRestricted)), 0);
+        world
+            .process_at_rank(1)
+            .receive_into_with_tag(&mut buf[..], 200 + LOST);
+        let seen = log.lock().unwrap().clone();
+        assert_eq!(
+            seen,
+            vec![
+                Seen::Dropped {
+                    count: LOST as u64,
+                    source: 0
+                },
+                Seen::Recv {
+                    tag: (200 + LOST) as i64
+                }
+            ],
+            "the drops are reported before the next event of their source"
+        );
+        println!(
+            "rank 0: {LOST} receives at THREAD_SAFE with a closure at MPI_RESTRICTED only: \
+             {seen:?}"
+        );
+
+        // A stream that is full after CAPACITY events counts the rest as dropped.
+        let full = mpit.register_event(recv_ev, &NoObject).unwrap();
+        let stream = full.stream(CbSafety::AsyncSignalSafe, CAPACITY).unwrap();
+        sync.barrier();
+        for t in 0..BURST {
+            world
+                .process_at_rank(1)
+                .receive_into_with_tag(&mut buf[..], 300 + t);
+        }
+        let el = stream.elements().to_vec();
+        let tags: Vec<i64> = stream
+            .drain()
+            .map(|r| r.value(&el, 1).unwrap().as_i64().unwrap())
+            .collect();
+        assert_eq!(tags, (300..300 + CAPACITY as i64).collect::<Vec<_>>());
+        assert_eq!(stream.drops(), (BURST as u64) - CAPACITY as u64);
+        println!(
+            "rank 0: a stream of capacity {CAPACITY} kept tags {}..={} of {BURST} receives and \
+             counted {} dropped",
+            tags[0],
+            tags[CAPACITY - 1],
+            stream.drops()
+        );
+        // The first registration saw the burst at MPI_RESTRICTED (no more drops).
+        assert_eq!(log.lock().unwrap().len(), 2 + BURST as usize);
+
+        for r in [reg, full] {
+            assert!(r.free().unwrap().wait(Duration::from_secs(5)));
+        }
+        assert_eq!(
+            p.free_callbacks() - frees_before,
+            2,
+            "one free callback each"
+        );
+        assert_eq!(
+            Arc::strong_count(&live),
+            1,
+            "no closure outlives its registration"
+        );
+        println!("rank 0: 2 free callbacks, no live closure left");
     }
 
     fn exchange(world: &mpi::topology::SimpleCommunicator, stream: &mpit_safe::EventStream) {
@@ -337,6 +475,8 @@ mod with_events {
             true,
         );
         assert!(out.contains("receive events from rank 1, in order"));
+        assert!(out.contains("counted 17 dropped"));
+        assert!(out.contains("no live closure left"));
     }
 }
 

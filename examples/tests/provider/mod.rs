@@ -28,11 +28,14 @@ impl TestEvent {
 /// `mpit_provider_raise_at(event, source, context, data)`.
 pub(crate) type RaiseAt = unsafe extern "C" fn(i32, i32, u32, *const std::ffi::c_void) -> i32;
 type SetScope = unsafe extern "C" fn(i32) -> i32;
+type Counter = unsafe extern "C" fn() -> i64;
 
 /// The preloaded provider's control API.
 pub(crate) struct Provider {
     pub(crate) raise_at: RaiseAt,
     set_scope: SetScope,
+    set_activity: SetScope,
+    free_callbacks: Counter,
     _lib: libloading::Library,
 }
 
@@ -46,9 +49,17 @@ impl Provider {
             let set_scope = *lib
                 .get::<SetScope>(b"mpit_provider_set_drop_scope\0")
                 .unwrap();
+            let set_activity = *lib
+                .get::<SetScope>(b"mpit_provider_set_activity_safety\0")
+                .unwrap();
+            let free_callbacks = *lib
+                .get::<Counter>(b"mpit_provider_free_callbacks\0")
+                .unwrap();
             Provider {
                 raise_at,
                 set_scope,
+                set_activity,
+                free_callbacks,
                 _lib: lib,
             }
         }
@@ -59,6 +70,19 @@ impl Provider {
     pub(crate) fn drops_per_registration(&self) -> i32 {
         // SAFETY: plain C call with an enum value of mpit_provider.h.
         unsafe { (self.set_scope)(1) }
+    }
+
+    /// The context (index of the level in `CbSafety::ALL`) in which events of real MPI activity
+    /// are raised; returns `MPI_SUCCESS` or the provider's error.
+    pub(crate) fn set_activity_safety(&self, context: u32) -> i32 {
+        // SAFETY: plain C call; the provider checks the value.
+        unsafe { (self.set_activity)(context as i32) }
+    }
+
+    /// Free callbacks the provider has run since its counters were reset.
+    pub(crate) fn free_callbacks(&self) -> i64 {
+        // SAFETY: plain C call.
+        unsafe { (self.free_callbacks)() }
     }
 
     /// Raises `provider_test` event `ev` from `source` in a context of level `context` (the
