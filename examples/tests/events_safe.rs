@@ -136,6 +136,29 @@ mod with_events {
             Some("tool-a")
         );
 
+        // Hints MPI attaches to event types and sources (the info out-argument of
+        // MPI_T_event_get_info / MPI_T_source_get_info).
+        let hints = mpit.event_hints(ev).unwrap();
+        assert_eq!(
+            hints.entries().unwrap(),
+            vec![
+                ("mpit_provider_event".to_owned(), "provider_test".to_owned()),
+                (
+                    "mpit_provider_bind".to_owned(),
+                    "MPI_T_BIND_NO_OBJECT".to_owned()
+                ),
+            ]
+        );
+        let timestamps = |s: usize| {
+            mpit.source_hints(s)
+                .unwrap()
+                .get("mpit_provider_timestamps")
+                .unwrap()
+        };
+        assert_eq!(timestamps(0).as_deref(), Some("on_demand"));
+        assert_eq!(timestamps(2).as_deref(), Some("not_supported"));
+        assert!(mpit.event_hints(usize::MAX).is_err());
+
         // Freeing: the free callback runs, after which every closure is gone.
         assert!(Arc::strong_count(&live) > 1);
         let freeing = reg.free().unwrap();

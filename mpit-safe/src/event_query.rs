@@ -11,6 +11,7 @@ use mpit_core::{
 };
 use mpit_sys as sys;
 
+use crate::info_object::Info;
 use crate::init::{Mpit, level::Level};
 use crate::query::Listing;
 use crate::raw::{self, c_len, check, non_negative};
@@ -65,6 +66,7 @@ impl<L: Level> Mpit<L> {
         mut name: Option<&mut [u8]>,
         mut desc: Option<&mut [u8]>,
         elements: Option<(&mut [sys::MPI_Datatype], &mut [sys::MPI_Aint])>,
+        info: Option<&mut sys::MPI_Info>,
     ) -> Result<(c_int, c_int, c_int, c_int, sys::MPI_T_enum, c_int)> {
         let (name_ptr, mut name_len) = string_ptr(&mut name)?;
         let (desc_ptr, mut desc_len) = string_ptr(&mut desc)?;
@@ -76,7 +78,8 @@ impl<L: Level> Mpit<L> {
         };
         // SAFETY: string buffers valid for their lengths (or null with 0); the element arrays
         // hold `num` entries (or are null, which the standard says are ignored); the info
-        // argument is null (ignored, MPI-4.1 §16.3.8.3); the rest are valid out-pointers.
+        // argument is null (ignored, MPI-4.1 §16.3.8.3) or a valid out-pointer whose new
+        // object the caller frees; the rest are valid out-pointers.
         check(unsafe {
             sys::MPI_T_event_get_info(
                 index,
@@ -87,7 +90,7 @@ impl<L: Level> Mpit<L> {
                 disps,
                 &mut num,
                 &mut enumtype,
-                ptr::null_mut(),
+                info.map_or(ptr::null_mut(), |i| i as *mut _),
                 desc_ptr,
                 &mut desc_len,
                 &mut bind,
@@ -101,11 +104,11 @@ impl<L: Level> Mpit<L> {
     #[doc(alias = "MPI_T_event_get_info")]
     pub fn event_info(&self, index: usize) -> Result<EventTypeInfo> {
         let i = index_arg(index, self.event_count()?)?;
-        let (_, _, verbosity, num, enumtype, bind) = self.event_raw(i, None, None, None)?;
+        let (_, _, verbosity, num, enumtype, bind) = self.event_raw(i, None, None, None, None)?;
         let n = non_negative(num)?;
         let mut dts = vec![sys::MPI_DATATYPE_NULL; n];
         let mut disps: Vec<sys::MPI_Aint> = vec![0; n];
-        self.event_raw(i, None, None, Some((&mut dts, &mut disps)))?;
+        self.event_raw(i, None, None, Some((&mut dts, &mut disps)), None)?;
         let elements = dts
             .iter()
             .zip(&disps)
@@ -116,8 +119,9 @@ impl<L: Level> Mpit<L> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let name = fetch_string(|buf| non_negative(self.event_raw(i, buf, None, None)?.0))?;
-        let description = fetch_string(|buf| non_negative(self.event_raw(i, None, buf, None)?.1))?;
+        let name = fetch_string(|buf| non_negative(self.event_raw(i, buf, None, None, None)?.0))?;
+        let description =
+            fetch_string(|buf| non_negative(self.event_raw(i, None, buf, None, None)?.1))?;
         Ok(EventTypeInfo {
             index,
             name,
@@ -135,6 +139,17 @@ impl<L: Level> Mpit<L> {
         Ok(Listing::collect(n, |i| self.event_info(i)))
     }
 
+    /// The info hints MPI attaches to event type `index` (the `info` argument of
+    /// `MPI_T_event_get_info`), as an owned [`Info`]; implementations may return none.
+    #[doc(alias = "MPI_T_event_get_info")]
+    pub fn event_hints(&self, index: usize) -> Result<Info> {
+        let i = index_arg(index, self.event_count()?)?;
+        let mut raw = sys::MPI_INFO_NULL;
+        self.event_raw(i, None, None, None, Some(&mut raw))?;
+        // SAFETY: MPI returned a new info object (or MPI_INFO_NULL) that the caller frees.
+        Ok(unsafe { Info::from_raw(raw) })
+    }
+
     /// The index of the event type called `name` (`None`: no such event type).
     #[doc(alias = "MPI_T_event_get_index")]
     pub fn event_index(&self, name: &str) -> Result<Option<usize>> {
@@ -147,6 +162,7 @@ impl<L: Level> Mpit<L> {
         index: c_int,
         mut name: Option<&mut [u8]>,
         mut desc: Option<&mut [u8]>,
+        info: Option<&mut sys::MPI_Info>,
     ) -> Result<(c_int, c_int, c_int, sys::MPI_Count, sys::MPI_Count)> {
         let (name_ptr, mut name_len) = string_ptr(&mut name)?;
         let (desc_ptr, mut desc_len) = string_ptr(&mut desc)?;
@@ -163,7 +179,7 @@ impl<L: Level> Mpit<L> {
                 &mut ordering,
                 &mut tps,
                 &mut max,
-                ptr::null_mut(),
+                info.map_or(ptr::null_mut(), |i| i as *mut _),
             )
         })?;
         Ok((name_len, desc_len, ordering as c_int, tps, max))
@@ -173,9 +189,9 @@ impl<L: Level> Mpit<L> {
     #[doc(alias = "MPI_T_source_get_info")]
     pub fn source_info(&self, index: usize) -> Result<SourceInfo> {
         let i = index_arg(index, self.source_count()?)?;
-        let (_, _, ordering, tps, max) = self.source_raw(i, None, None)?;
-        let name = fetch_string(|buf| non_negative(self.source_raw(i, buf, None)?.0))?;
-        let description = fetch_string(|buf| non_negative(self.source_raw(i, None, buf)?.1))?;
+        let (_, _, ordering, tps, max) = self.source_raw(i, None, None, None)?;
+        let name = fetch_string(|buf| non_negative(self.source_raw(i, buf, None, None)?.0))?;
+        let description = fetch_string(|buf| non_negative(self.source_raw(i, None, buf, None)?.1))?;
         let ordering = match ordering {
             sys::MPI_T_SOURCE_ORDERED => SourceOrder::Ordered,
             sys::MPI_T_SOURCE_UNORDERED => SourceOrder::Unordered,
@@ -200,6 +216,17 @@ impl<L: Level> Mpit<L> {
     pub fn sources(&self) -> Result<Listing<SourceInfo>> {
         let n = self.source_count()?;
         Ok(Listing::collect(n, |i| self.source_info(i)))
+    }
+
+    /// The info hints MPI attaches to event source `index` (the `info` argument of
+    /// `MPI_T_source_get_info`), as an owned [`Info`]; implementations may return none.
+    #[doc(alias = "MPI_T_source_get_info")]
+    pub fn source_hints(&self, index: usize) -> Result<Info> {
+        let i = index_arg(index, self.source_count()?)?;
+        let mut raw = sys::MPI_INFO_NULL;
+        self.source_raw(i, None, None, Some(&mut raw))?;
+        // SAFETY: as in `event_hints`.
+        Ok(unsafe { Info::from_raw(raw) })
     }
 
     /// A current timestamp of source `index`, in its ticks; [`Error::NotSupported`] where the

@@ -69,6 +69,12 @@ impl Info {
         Info { raw }
     }
 
+    /// Whether this is `MPI_INFO_NULL` (what a `*_get_info` may return when there are no
+    /// hints): it reads as empty and cannot be set.
+    pub fn is_null(&self) -> bool {
+        self.raw == sys::MPI_INFO_NULL
+    }
+
     /// The raw handle, valid while `self` lives.
     pub fn as_raw(&self) -> sys::MPI_Info {
         self.raw
@@ -86,6 +92,9 @@ impl Info {
     #[doc(alias = "MPI_Info_get")]
     pub fn get(&self, key: &str) -> Result<Option<String>> {
         let k = c_string(key)?;
+        if self.is_null() {
+            return Ok(None);
+        }
         let (mut len, mut flag): (c_int, c_int) = (0, 0);
         // SAFETY: live info; valid key and out-pointers.
         check(unsafe { sys::MPI_Info_get_valuelen(self.raw, k.as_ptr(), &mut len, &mut flag) })?;
@@ -103,6 +112,9 @@ impl Info {
 
     /// Every `(key, value)` pair, in MPI's order.
     pub fn entries(&self) -> Result<Vec<(String, String)>> {
+        if self.is_null() {
+            return Ok(Vec::new());
+        }
         let mut n = 0;
         // SAFETY: live info; valid out-pointer.
         check(unsafe { sys::MPI_Info_get_nkeys(self.raw, &mut n) })?;

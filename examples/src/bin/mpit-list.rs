@@ -210,11 +210,12 @@ fn collect_events(
                 .map(|el| format!("{}@{}", el.datatype, el.displacement))
                 .collect();
             format!(
-                "event {} [{}, bind {}, {}]: {}",
+                "event {} [{}, bind {}, {}]{}: {}",
                 e.name,
                 elements.join(" "),
                 e.bind,
                 e.verbosity,
+                hints_text(mpit.event_hints(e.index)),
                 e.description
             )
         })
@@ -223,12 +224,31 @@ fn collect_events(
         .iter()
         .map(|s| {
             format!(
-                "source {} [{:?}, {} ticks/s, max {} ticks]: {}",
-                s.name, s.ordering, s.ticks_per_second, s.max_ticks, s.description
+                "source {} [{:?}, {} ticks/s, max {} ticks]{}: {}",
+                s.name,
+                s.ordering,
+                s.ticks_per_second,
+                s.max_ticks,
+                hints_text(mpit.source_hints(s.index)),
+                s.description
             )
         })
         .collect();
     (events, sources)
+}
+
+/// The info hints MPI attaches to an event type or source, as ` {key=value, ...}` (empty when
+/// there are none).
+#[cfg(mpit_events)]
+fn hints_text(info: mpit_safe::Result<mpit_safe::Info>) -> String {
+    match info.and_then(|i| i.entries()) {
+        Ok(kv) if kv.is_empty() => String::new(),
+        Ok(kv) => {
+            let kv: Vec<String> = kv.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!(" {{{}}}", kv.join(", "))
+        }
+        Err(e) => format!(" {{hints: {e}}}"),
+    }
 }
 
 #[cfg(not(mpit_events))]
