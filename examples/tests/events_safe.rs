@@ -173,6 +173,51 @@ mod with_events {
             "a closure outlived the free callback"
         );
 
+        // The builder: allocation hints, two levels given lowest first (installed highest
+        // first), a dropped handler; each context reaches the lowest sufficient closure.
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (s1, s2, s3) = (seen.clone(), seen.clone(), seen.clone());
+        let mut alloc_hints = mpit_safe::Info::new().unwrap();
+        alloc_hints.set("mpit_provider_label", "built").unwrap();
+        let built = mpit
+            .event_registration(ev, &NoObject)
+            .info(&alloc_hints)
+            .on_event(CbSafety::None, move |e| {
+                s1.lock()
+                    .unwrap()
+                    .push(format!("none {}", e.read::<u64>(0).unwrap()))
+            })
+            .on_event(CbSafety::ThreadSafe, move |e| {
+                s2.lock()
+                    .unwrap()
+                    .push(format!("thread {}", e.read::<u64>(0).unwrap()))
+            })
+            .on_dropped(move |d| s3.lock().unwrap().push(format!("dropped {}", d.count)))
+            .register()
+            .unwrap();
+        assert_eq!(
+            built
+                .info_used()
+                .unwrap()
+                .get("mpit_provider_label")
+                .unwrap()
+                .as_deref(),
+            Some("built")
+        );
+        for (ctx, seq) in [
+            (CbSafety::None, 1),
+            (CbSafety::MpiRestricted, 2),
+            (CbSafety::AsyncSignalSafe, 3),
+            (CbSafety::ThreadSafe, 4),
+        ] {
+            assert_eq!(p.raise(ev, ctx, seq), 0);
+        }
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["none 1", "thread 2", "dropped 1", "thread 4"]
+        );
+        assert!(built.free().unwrap().wait(Duration::from_secs(5)));
+
         // Streams: a bounded queue; a full queue counts drops.
         let reg = mpit.register_event(ev, &NoObject).unwrap();
         let stream = reg.stream(CbSafety::AsyncSignalSafe, 64).unwrap();

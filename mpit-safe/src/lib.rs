@@ -102,5 +102,6 @@ pub use query::{Catalog, Listing, Refresh};
 #[cfg(mpit_events)]
 pub use registration::{
     Dropped, EventInstance, EventRecord, EventStream, Freeing, INLINE_EVENT_BYTES, Registration,
+    RegistrationBuilder,
 };
 pub use session::{DynPvarHandle, PvarHandle, Session, read_many};

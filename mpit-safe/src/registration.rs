@@ -380,20 +380,67 @@ impl Freeing {
 impl<L: Level> Mpit<L> {
     /// Allocates an event-registration handle for event type `index` bound to `obj` (use
     /// [`crate::NoObject`] for unbound types; the kind is checked against the type's binding).
+    ///
+    /// Events can be raised as soon as the first callback is registered; to register several
+    /// levels (highest first, as MPI-4.1 §16.3.8.4 advises), a dropped handler and allocation
+    /// hints in one go, use [`Mpit::event_registration`].
     #[doc(alias = "MPI_T_event_handle_alloc")]
     pub fn register_event<'a, O: MpiObject + ?Sized>(
         &'a self,
         index: usize,
         obj: &'a O,
     ) -> Result<Registration<'a, L>> {
+        self.alloc_registration(index, obj, None)
+    }
+
+    /// A builder for a registration of event type `index` bound to `obj`: hints for the
+    /// allocation, closures per safety level and a dropped handler, installed by
+    /// [`RegistrationBuilder::register`] in the order that loses no event: the dropped handler
+    /// first, then the closures from the highest safety level down.
+    ///
+    /// ```no_run
+    /// # fn main() -> mpit_safe::Result<()> {
+    /// use mpit_safe::{CbSafety, Mpit, NoObject};
+    /// let mpit = Mpit::init()?;
+    /// let ev = mpit.event_index("unexp_message_enqueued")?.expect("an MPI that raises it");
+    /// let reg = mpit
+    ///     .event_registration(ev, &NoObject)
+    ///     .on_event(CbSafety::MpiRestricted, |e| println!("from rank {:?}", e.read::<i32>(0)))
+    ///     .on_event(CbSafety::AsyncSignalSafe, |_| { /* no I/O here */ })
+    ///     .on_dropped(|d| eprintln!("{} events lost", d.count))
+    ///     .register()?;
+    /// # drop(reg); Ok(()) }
+    /// ```
+    pub fn event_registration<'a, O: MpiObject + ?Sized>(
+        &'a self,
+        index: usize,
+        obj: &'a O,
+    ) -> RegistrationBuilder<'a, L, O> {
+        RegistrationBuilder {
+            mpit: self,
+            index,
+            obj,
+            info: None,
+            dropped: None,
+            levels: Vec::new(),
+        }
+    }
+
+    fn alloc_registration<'a, O: MpiObject + ?Sized>(
+        &'a self,
+        index: usize,
+        obj: &'a O,
+        hints: Option<&Info>,
+    ) -> Result<Registration<'a, L>> {
         let info = self.event_info(index)?;
         let raw_obj = obj.raw_object();
         raw_obj.check(info.bind)?;
         let mut raw = ptr::null_mut();
+        let hints = hints.map_or(sys::MPI_INFO_NULL, Info::as_raw);
         // SAFETY: valid index (checked by event_info); `p` points to a live handle of the
-        // type's bind kind; MPI_INFO_NULL; valid out-pointer.
+        // type's bind kind; a live info object or MPI_INFO_NULL; valid out-pointer.
         check(raw_obj.with_ptr(|p| unsafe {
-            sys::MPI_T_event_handle_alloc(index as c_int, p, sys::MPI_INFO_NULL, &mut raw)
+            sys::MPI_T_event_handle_alloc(index as c_int, p, hints, &mut raw)
         }))?;
         let shared = Arc::new(Shared {
             dropped: AtomicPtr::new(ptr::null_mut()),
@@ -414,6 +461,85 @@ impl<L: Level> Mpit<L> {
             freeing: false,
             _mpit: PhantomData,
         })
+    }
+}
+
+/// Installs one closure on a registration (boxed so closures of different types can wait in
+/// one builder; the closure itself is still called with static dispatch).
+type Install<'a, L> = Box<dyn FnOnce(&Registration<'a, L>) -> Result<()> + 'a>;
+
+/// Builds a [`Registration`] (from [`Mpit::event_registration`]): allocation hints, closures
+/// per safety level, a dropped handler.
+#[must_use = "nothing is registered until `register` is called"]
+pub struct RegistrationBuilder<'a, L: Level, O: MpiObject + ?Sized> {
+    mpit: &'a Mpit<L>,
+    index: usize,
+    obj: &'a O,
+    info: Option<&'a Info>,
+    dropped: Option<Install<'a, L>>,
+    levels: Vec<(CbSafety, Install<'a, L>)>,
+}
+
+impl<L: Level, O: MpiObject + ?Sized> std::fmt::Debug for RegistrationBuilder<'_, L, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistrationBuilder")
+            .field("index", &self.index)
+            .field(
+                "levels",
+                &self.levels.iter().map(|l| l.0).collect::<Vec<_>>(),
+            )
+            .field("dropped_handler", &self.dropped.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, L: Level, O: MpiObject + ?Sized> RegistrationBuilder<'a, L, O> {
+    /// Hints for `MPI_T_event_handle_alloc`.
+    #[doc(alias = "MPI_T_event_handle_alloc")]
+    pub fn info(mut self, info: &'a Info) -> Self {
+        self.info = Some(info);
+        self
+    }
+
+    /// A closure for contexts up to `safety` (see [`Registration::on_event`]); a second closure
+    /// for the same level replaces the first.
+    pub fn on_event<F>(mut self, safety: CbSafety, f: F) -> Self
+    where
+        F: Fn(&EventInstance<'_>) + Send + Sync + 'static,
+    {
+        self.levels.retain(|(l, _)| *l != safety);
+        self.levels.push((
+            safety,
+            Box::new(move |r: &Registration<'a, L>| r.on_event(safety, f)),
+        ));
+        self
+    }
+
+    /// The dropped-event handler (see [`Registration::on_dropped`]).
+    pub fn on_dropped<F>(mut self, f: F) -> Self
+    where
+        F: Fn(Dropped) + Send + Sync + 'static,
+    {
+        self.dropped = Some(Box::new(move |r: &Registration<'a, L>| r.on_dropped(f)));
+        self
+    }
+
+    /// Allocates the handle (with the hints) and installs the dropped handler, then the
+    /// closures from the highest safety level down, so that no event is dropped for want of
+    /// a level that is about to be registered (MPI-4.1 §16.3.8.4, advice to users).
+    pub fn register(mut self) -> Result<Registration<'a, L>> {
+        let reg = self
+            .mpit
+            .alloc_registration(self.index, self.obj, self.info)?;
+        if let Some(install) = self.dropped.take() {
+            install(&reg)?;
+        }
+        self.levels
+            .sort_by_key(|(l, _)| std::cmp::Reverse(CbSafety::ALL.iter().position(|x| x == l)));
+        for (_, install) in self.levels {
+            install(&reg)?;
+        }
+        Ok(reg)
     }
 }
 
