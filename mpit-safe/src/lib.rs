@@ -18,9 +18,13 @@
 //!   `start`, `stop`, `read`, `read_reset`, `reset`, `write` (perf-event's `Counter` idiom);
 //!   `start_all`/`stop_all`/`reset_all` act on the whole session.
 //! * Events (where the header has the MPI-4 event API: MPICH 4+, not Open MPI 4.1/5.0): event
-//!   sources and event types (`Mpit::events`, `Mpit::sources`, `Mpit::event_info`, ...), and
-//!   `Registration`s owning the closures MPI calls (`Mpit::register_event`,
-//!   `Registration::on_event`, `on_dropped`, `free`).
+//!   sources and event types (`Mpit::events`, `Mpit::sources`, `Mpit::event_info`,
+//!   `Mpit::event_hints`, `Mpit::source_timestamp`, ...), and `Registration`s owning the
+//!   closures MPI calls (`Mpit::event_registration` builds one with hints, closures per level
+//!   installed highest first and a dropped handler; `Mpit::register_event`,
+//!   `Registration::on_event`, `on_dropped`, `free`), `EventInstance` (typed `read`, `copy_into`,
+//!   timestamp, source) and `EventStream`s (a lock-free bounded queue filled without
+//!   allocating, valid at `MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE`).
 //!
 //! ```
 //! use mpit_safe::Mpit;
