@@ -264,7 +264,7 @@ mod run {
                 // on an empty queue only bounces its cache lines (2 cores here).
                 while !producer.is_finished() {
                     received += stream.drain().count() as u64;
-                    std::thread::sleep(Duration::from_micros(200));
+                    std::thread::sleep(Duration::from_micros(1000));
                 }
                 received += stream.drain().count() as u64;
             });
