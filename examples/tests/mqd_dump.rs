@@ -167,6 +167,22 @@ fn dump_shows_what_two_ranks_posted() {
         assert_eq!(p["pid"], pid_of(i as i64));
         assert_eq!(p["rank"], i as i64, "the rank from the environment");
         assert!(p["dll_version"].as_str().unwrap().contains("Open MPI"));
+        // Section 5's search: the list first (Open MPI leaves it NULL), then MPIR_dll_name,
+        // which names the DLL that was loaded.
+        let search: Vec<&str> = p["dll_search"]
+            .as_array()
+            .expect("dll_search")
+            .iter()
+            .filter_map(Json::as_str)
+            .collect();
+        assert!(search[0].contains("mpimsgq_dll_locations"), "{search:?}");
+        let dll = p["dll"].as_str().unwrap();
+        assert!(
+            search
+                .iter()
+                .any(|s| s.contains("MPIR_dll_name") && s.ends_with(dll)),
+            "{search:?}"
+        );
         let world = comm(p, "MPI_COMM_WORLD");
         assert_eq!(world["size"], 2);
         assert_eq!(world["local_rank"], i as i64);

@@ -31,7 +31,7 @@ mod linux {
     use std::time::Duration;
 
     use clap::Parser;
-    use mqd_types::live::{LiveImage, LiveProcess, TypeSources, find_dll};
+    use mqd_types::live::{LiveImage, LiveProcess, TypeSources, dll_candidates, find_dll};
     use mqd_types::{CommunicatorQueues, Dll, Image, OpClass, PendingOperation, Queue};
     use serde_json::{Value as Json, json};
 
@@ -141,7 +141,18 @@ mod linux {
     ) -> Result<(), mqd_types::MqdError> {
         let dll = match &args.dll {
             Some(p) => Dll::load(p)?,
-            None => find_dll(starter, pid)?,
+            None => {
+                doc["dll_search"] = json!(
+                    dll_candidates(starter, pid)
+                        .iter()
+                        .map(|c| match (&c.path, &c.note) {
+                            (Some(p), _) => format!("{}: {}", c.origin, p.display()),
+                            (None, n) => format!("{}: {}", c.origin, n.as_deref().unwrap_or("")),
+                        })
+                        .collect::<Vec<_>>()
+                );
+                find_dll(starter, pid)?
+            }
         };
         doc["dll"] = json!(dll.path().display().to_string());
         doc["dll_version"] = json!(dll.version());
@@ -227,6 +238,9 @@ mod linux {
             s += &format!(": {dll}\n  {}\n", doc["dll_version"].as_str().unwrap_or(""));
         } else {
             s += "\n";
+        }
+        for c in doc["dll_search"].as_array().into_iter().flatten() {
+            s += &format!("  DLL search: {}\n", c.as_str().unwrap_or(""));
         }
         let checks: Vec<String> = doc["type_donor_checks"]
             .as_array()
