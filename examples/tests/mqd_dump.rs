@@ -3,45 +3,21 @@
 //! three unexpected eager messages and a synchronous send (peer 0, tag 99, 5 ints) on rank 1,
 //! all on a communicator it names "mqd-test-comm", and waits; the tool dumps both ranks through
 //! Open MPI's own DLL; the test compares the dump with what the program posted, releases the
-//! ranks and expects the job to exit 0. Skips (with a line saying so) where Debian's Open MPI
+//! ranks and expects the job to exit 0. The DLL has no unexpected-message queue; the test
+//! checks the one mqd-types reads from ob1's structures. Skips (with a line saying so) where Debian's Open MPI
 //! 4.1 is not installed.
 #![cfg(target_os = "linux")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-const TOOL: &str = env!("CARGO_BIN_EXE_mqd-dump");
+#[path = "common/openmpi.rs"]
+mod openmpi;
 
-fn target_program() -> Option<PathBuf> {
-    let ompi41 = Command::new("mpiexec.openmpi")
-        .arg("--version")
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("(OpenRTE) 4.1"));
-    if !ompi41 {
-        return None;
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mqd-dump");
-    std::fs::create_dir_all(&dir).ok()?;
-    let exe = dir.join("mqd_target");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("mqd/mqd_target.c");
-    let out = Command::new("mpicc.openmpi")
-        .env_remove("LD_LIBRARY_PATH")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(src)
-        .output()
-        .ok()?;
-    assert!(
-        out.status.success(),
-        "mpicc.openmpi failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe.canonicalize().ok()
-}
+const TOOL: &str = env!("CARGO_BIN_EXE_mqd-dump");
 
 /// The job, killed if the test fails before it ends.
 struct Job(Option<Child>);
@@ -56,10 +32,7 @@ impl Drop for Job {
 }
 
 fn launch(exe: &Path, dir: &Path) -> Job {
-    let child = Command::new("mpiexec.openmpi")
-        .env_remove("LD_LIBRARY_PATH")
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    let child = openmpi::command("mpiexec.openmpi")
         .args(["--oversubscribe", "--mca", "pml", "ob1", "-n", "2"])
         .arg(exe)
         .arg(dir)
@@ -124,11 +97,9 @@ fn ops<'a>(c: &'a Json, queue: &str) -> &'a [Json] {
 
 #[test]
 fn dump_shows_what_two_ranks_posted() {
-    let Some(exe) = target_program() else {
-        println!(
-            "skip: mqd-dump: Debian's Open MPI 4.1 (mpiexec.openmpi, mpicc.openmpi) is not installed"
-        );
-        return;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("mqd/mqd_target.c");
+    let Some(exe) = openmpi::build(&src, "mqd-dump", "mqd_target") else {
+        return openmpi::skip("mqd-dump");
     };
     let dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mqd-dump-{}", std::process::id()));
@@ -156,7 +127,10 @@ fn dump_shows_what_two_ranks_posted() {
     println!(
         "  rank 1: 3 x MPI_Send(1, 2, 3 x MPI_INT, to 0, tag 7) -> unexpected at rank 0 (4, 8, 12 bytes)"
     );
-    println!("  rank 1: MPI_Issend(5 x MPI_INT, to 0, tag 99)      -> a pending send of 20 bytes");
+    println!("  rank 1: MPI_Issend(5 x MPI_INT, to 0, tag 99)      -> a pending send of 20 bytes,");
+    println!(
+        "                                                        unexpected at rank 0 (probed)"
+    );
     println!("what mqd-dump shows ({} ms):", text_time.as_millis());
     print!("{}", String::from_utf8_lossy(&text.stdout));
 
@@ -225,20 +199,60 @@ fn dump_shows_what_two_ranks_posted() {
     assert_eq!(send["desired_length"], 5 * 4, "5 ints, in bytes");
     assert!(ops(r1, "pending_receives").is_empty(), "{r1}");
 
-    // Open MPI 4.1.4's DLL has no unexpected-message queue (its mqs_setup_operation_iterator
-    // answers mqs_no_information); a DLL that lists it must show the three tag-7 messages.
-    match &r0["unexpected_messages"] {
-        Json::String(s) => assert_eq!(s, "no information"),
-        Json::Array(unexpected) => {
-            let tag7: Vec<&Json> = unexpected.iter().filter(|o| o["actual_tag"] == 7).collect();
-            assert_eq!(tag7.len(), 3, "{r0}");
-            for (o, len) in tag7.iter().zip([4, 8, 12]) {
-                assert_eq!(o["actual_local_rank"], 1);
-                assert_eq!(o["actual_length"], len);
+    // Open MPI 4.1.4's DLL has no unexpected-message queue (mqs_no_information); mqd-types
+    // reads ob1's unexpected fragments itself: the three tag-7 eager messages of rank 1 in
+    // send order (1, 2, 3 ints) and the synchronous send (5 ints, tag 99), which ob1 sends as
+    // a rendezvous and rank 0 has probed but not received.
+    for (i, p) in processes.iter().enumerate() {
+        for c in p["communicators"].as_array().unwrap() {
+            let u = &c["unexpected_messages"];
+            assert_eq!(u["dll"], "no information", "{u}");
+            assert!(
+                u["read_by"].as_str().is_some_and(|r| r.contains("ob1")),
+                "rank {i} {}: {u}",
+                c["name"]
+            );
+            if c["name"] != "mqd-test-comm" || i == 1 {
+                assert_eq!(
+                    u["messages"],
+                    serde_json::json!([]),
+                    "rank {i} {}",
+                    c["name"]
+                );
             }
         }
-        other => panic!("unexpected messages: {other}"),
     }
+    let unexpected = r0["unexpected_messages"]["messages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("rank 0's unexpected messages: {r0}"));
+    assert_eq!(unexpected.len(), 4, "{unexpected:?}");
+    for (m, len) in unexpected[..3].iter().zip([4, 8, 12]) {
+        assert_eq!(m["peer"], 1, "{m}");
+        assert_eq!(m["peer_global"], 1, "{m}");
+        assert_eq!(m["source"], 1, "{m}");
+        assert_eq!(m["tag"], 7, "{m}");
+        assert_eq!(m["length"], len, "{m}");
+        assert_eq!(m["kind"], "eager", "{m}");
+        assert_eq!(m["out_of_sequence"], false, "{m}");
+    }
+    let seqs: Vec<u64> = unexpected
+        .iter()
+        .map(|m| m["sequence"].as_u64().unwrap())
+        .collect();
+    assert!(
+        seqs.windows(2).all(|w| w[1] == w[0] + 1),
+        "send order: {seqs:?}"
+    );
+    let ssend = &unexpected[3];
+    assert_eq!(ssend["peer"], 1, "{ssend}");
+    assert_eq!(ssend["tag"], 99, "{ssend}");
+    assert_eq!(ssend["length"], 5 * 4, "{ssend}");
+    assert_eq!(ssend["kind"], "rendezvous", "{ssend}");
+    assert!(
+        String::from_utf8_lossy(&text.stdout)
+            .contains("unexpected messages (4): no information from the DLL; read by mqd-types, from ob1's structures"),
+        "the text dump labels what mqd-types read itself"
+    );
 
     // Without the type donor, Debian's stripped libmpi has no types: a typed error naming the
     // first type the DLL needs, and a failing exit, not a crash.

@@ -397,8 +397,12 @@ pub enum Queue {
     /// The DLL has no information about this queue (`mqs_no_information`; Open MPI 4.1's DLL
     /// for the unexpected messages).
     NoInformation,
-    /// Setting up or stepping the iteration failed.
+    /// Setting up or stepping the iteration failed (or, after the DLL had no information,
+    /// reading ob1's structures did: [`MqdError::Ob1`]).
     Failed(MqdError),
+    /// The DLL had no information; mqd-types read these unexpected messages itself from the
+    /// ob1 PML's structures ([`crate::ob1`]), per peer in arrival order.
+    FromOb1(Vec<crate::ob1::Ob1Message>),
 }
 
 impl Queue {

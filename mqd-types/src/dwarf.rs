@@ -49,6 +49,8 @@ enum Kind {
     Qualifier,
     Sized,
     Pointer,
+    /// An array: `count` elements of its `target`.
+    Array,
 }
 
 #[derive(Clone, Debug)]
@@ -60,6 +62,10 @@ struct Die {
     target: Option<(usize, usize)>,
     declaration: bool,
     members: Vec<(String, u64)>,
+    /// `DW_AT_type` of each member, in the order of `members`.
+    member_types: Vec<Option<(usize, usize)>>,
+    /// An array's number of elements (the product of its subranges' counts).
+    count: Option<u64>,
 }
 
 /// The named types of one object's DWARF.
@@ -113,6 +119,7 @@ impl DwarfTypes {
                     | gimli::DW_TAG_atomic_type => Kind::Qualifier,
                     gimli::DW_TAG_base_type | gimli::DW_TAG_enumeration_type => Kind::Sized,
                     gimli::DW_TAG_pointer_type => Kind::Pointer,
+                    gimli::DW_TAG_array_type => Kind::Array,
                     _ => continue,
                 };
                 let name = entry
@@ -132,7 +139,28 @@ impl DwarfTypes {
                 );
                 let offset = entry.offset().0;
                 let mut members = Vec::new();
-                if kind == Kind::Aggregate && !declaration {
+                let mut member_types = Vec::new();
+                let mut count = None;
+                if kind == Kind::Array {
+                    let mut total = Some(1u64);
+                    let mut ranges = child.children();
+                    while let Some(r) = ranges.next().map_err(dwarf_err)? {
+                        let r = r.entry();
+                        if r.tag() != gimli::DW_TAG_subrange_type {
+                            continue;
+                        }
+                        let n = r
+                            .attr_value(gimli::DW_AT_count)
+                            .and_then(|v| v.udata_value())
+                            .or_else(|| {
+                                r.attr_value(gimli::DW_AT_upper_bound)
+                                    .and_then(|v| v.udata_value())
+                                    .map(|u| u + 1)
+                            });
+                        total = total.zip(n).map(|(t, n)| t * n);
+                    }
+                    count = total;
+                } else if kind == Kind::Aggregate && !declaration {
                     let mut ms = child.children();
                     while let Some(m) = ms.next().map_err(dwarf_err)? {
                         let m = m.entry();
@@ -157,6 +185,10 @@ impl DwarfTypes {
                         };
                         if let Some(off) = off {
                             members.push((mname, off));
+                            member_types.push(match m.attr_value(gimli::DW_AT_type) {
+                                Some(AttributeValue::UnitRef(o)) => Some((index, o.0)),
+                                _ => None,
+                            });
                         }
                     }
                 }
@@ -181,6 +213,8 @@ impl DwarfTypes {
                         target,
                         declaration,
                         members,
+                        member_types,
+                        count,
                     },
                 );
             }
@@ -203,6 +237,34 @@ impl DwarfTypes {
         self.layout(name, key)
     }
 
+    /// The size of member `field` of type `name` (its type followed through typedefs and
+    /// qualifiers to a base, enumeration, pointer or aggregate type), if the DWARF says.
+    pub fn field_size(&self, name: &str, field: &str) -> Option<u64> {
+        let mut key = self
+            .aggregates
+            .get(name)
+            .or_else(|| self.named.get(name))
+            .copied()?;
+        for _ in 0..64 {
+            let die = self.dies.get(&key)?;
+            match die.kind {
+                Kind::Typedef | Kind::Qualifier => key = die.target?,
+                Kind::Aggregate => {
+                    let def = if die.declaration {
+                        self.dies.get(self.aggregates.get(die.name.as_deref()?)?)?
+                    } else {
+                        die
+                    };
+                    let i = def.members.iter().position(|(n, _)| n == field)?;
+                    let member = (*def.member_types.get(i)?)?;
+                    return self.layout(field, member).map(|l| l.size);
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
     fn layout(&self, name: &str, mut key: (usize, usize)) -> Option<TypeLayout> {
         // Follow typedefs and qualifiers; a bounded walk (a cycle is malformed DWARF).
         for _ in 0..64 {
@@ -217,6 +279,11 @@ impl DwarfTypes {
                     ));
                 }
                 Kind::Sized => return Some(TypeLayout::new(name, die.size?, Vec::new())),
+                Kind::Array => {
+                    let element = self.layout(name, die.target?)?;
+                    let size = die.size.or_else(|| Some(element.size * die.count?))?;
+                    return Some(TypeLayout::new(name, size, Vec::new()));
+                }
                 Kind::Aggregate if die.declaration => {
                     let tag = die.name.as_deref()?;
                     let def = self.aggregates.get(tag)?;

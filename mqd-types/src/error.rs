@@ -94,4 +94,7 @@ pub enum MqdError {
     /// The tool side could not inspect the process.
     #[error("{0}")]
     Target(String),
+    /// mqd-types could not read ob1's unexpected messages itself.
+    #[error("reading ob1's unexpected fragments: {0}")]
+    Ob1(#[from] crate::ob1::Ob1Error),
 }

@@ -10,6 +10,7 @@
 //! | [`Image`], [`Process`] | an image and a process set up in the DLL; [`Process::queues`] |
 //! | [`DwarfTypes`], [`TypeDonor`] | type layouts from DWARF, and Open MPI's internal types for a stripped `libmpi` |
 //! | [`live`] (Linux) | a live process as image and process; section 5's DLL search |
+//! | [`ob1`] | the unexpected messages of Open MPI's ob1 PML, read by mqd-types where the DLL has no information |
 //!
 //! ```no_run
 //! # #[cfg(target_os = "linux")] {
@@ -35,6 +36,7 @@ mod dwarf;
 mod error;
 #[cfg(target_os = "linux")]
 pub mod live;
+pub mod ob1;
 mod target;
 pub mod types;
 

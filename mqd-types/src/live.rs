@@ -14,12 +14,13 @@ use mpir_types::os::{ProcessMemory, SymbolTable, target_layout};
 use mpir_types::proctable::{read_c_string, read_pointer};
 use mpir_types::{MemoryReader, TargetLayout};
 
-use crate::dll::Dll;
+use crate::dll::{CommunicatorQueues, Dll, Queue};
 use crate::donor::TypeDonor;
 use crate::dwarf::{DwarfTypes, TypeLayout};
 use crate::error::MqdError;
+use crate::ob1::{Ob1Error, Ob1Layout, Ob1Reader};
 use crate::target::{ImageTarget, ProcessTarget};
-use crate::types::{LangCode, TargetTypeSizes};
+use crate::types::{LangCode, OpClass, TargetTypeSizes};
 
 /// Where an image's types come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,6 +174,12 @@ impl LiveImage {
         &self.symbols
     }
 
+    /// The process's symbols, shared (they outlive the image given to the DLL: see
+    /// [`add_ob1_unexpected`]).
+    pub fn shared_symbols(&self) -> Arc<SymbolTable> {
+        Arc::clone(&self.symbols)
+    }
+
     /// The objects whose own debug info supplied types.
     pub fn debug_info_sources(&self) -> impl Iterator<Item = &Path> {
         self.debug_info.iter().map(|(p, _)| p.as_path())
@@ -199,6 +206,89 @@ impl ImageTarget for LiveImage {
             .find_map(|(_, t)| t.find(name))
             .or_else(|| self.donor.and_then(|d| d.find(name)))
     }
+}
+
+/// Checks that the ob1 donor describes the process of `symbols` and that the process runs ob1;
+/// returns the layout and the address of `ompi_mpi_communicators`.
+fn ob1_setup(
+    symbols: &SymbolTable,
+    memory: &dyn ProcessTarget,
+) -> Result<(Ob1Layout, u64), Ob1Error> {
+    let donor = TypeDonor::embedded_ob1().map_err(|e| Ob1Error::NoTypes(e.to_string()))?;
+    let base = TypeDonor::embedded().ok().and_then(|d| d.ompi_version());
+    if let (Some(ob1), Some(base)) = (donor.ompi_version(), base) {
+        if ob1 != base {
+            return Err(Ob1Error::Mismatch(format!(
+                "the ob1 donor is Open MPI {ob1}, the installed headers {base}"
+            )));
+        }
+    }
+    let layout = Ob1Layout::new(donor)?;
+    let sym = |name: &'static str| symbols.lookup(name).ok_or(Ob1Error::MissingSymbol(name));
+    let selected = sym("mca_pml_base_selected_component")?;
+    let pml = Ob1Reader::new(&layout, memory).selected_pml(selected.addr)?;
+    if pml != "ob1" {
+        return Err(Ob1Error::NotOb1(pml));
+    }
+    for (name, size) in layout.symbol_sizes() {
+        let s = sym(name)?;
+        if s.size != size {
+            return Err(Ob1Error::Mismatch(format!(
+                "{name} is {} bytes in the process, {size} in the donor (Open MPI {})",
+                s.size,
+                donor.ompi_version().unwrap_or("?")
+            )));
+        }
+    }
+    let table = sym("ompi_mpi_communicators")?.addr;
+    Ok((layout, table))
+}
+
+/// Where the DLL had no information on a communicator's unexpected messages (Open MPI 4.1),
+/// reads them from the ob1 PML's structures ([`crate::ob1`]): the queue becomes
+/// [`Queue::FromOb1`], or [`Queue::Failed`] with [`MqdError::Ob1`] saying why not (no ob1
+/// type donor, another PML, a donor of another version, unreadable or garbage memory).
+/// Returns how many queues it filled.
+pub fn add_ob1_unexpected(
+    symbols: &SymbolTable,
+    process: &dyn ProcessTarget,
+    comms: &mut [CommunicatorQueues],
+) -> usize {
+    let wanted = |c: &CommunicatorQueues| {
+        matches!(
+            c.queue(OpClass::UnexpectedMessages),
+            Some(Queue::NoInformation)
+        )
+    };
+    if !comms.iter().any(wanted) {
+        return 0;
+    }
+    let setup = ob1_setup(symbols, process);
+    let mut filled = 0;
+    for c in comms.iter_mut().filter(|c| wanted(c)) {
+        let result = setup
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|(layout, table)| {
+                let reader = Ob1Reader::new(layout, process);
+                let comm = reader.communicator(*table, c.communicator.unique_id)?;
+                reader.unexpected(comm)
+            });
+        let queue = match result {
+            Ok(messages) => {
+                filled += 1;
+                Queue::FromOb1(messages)
+            }
+            Err(e) => Queue::Failed(MqdError::Ob1(e)),
+        };
+        for (class, q) in &mut c.queues {
+            if *class == OpClass::UnexpectedMessages {
+                *q = queue;
+                break;
+            }
+        }
+    }
+    filled
 }
 
 /// A live process's memory, rank and type sizes.

@@ -12,6 +12,10 @@
 //! process's, then `MPIR_dll_name`) unless `--dll` names it. Types come from the libraries'
 //! debug info if they have it, else from mqd-types' Open MPI type donor. `--json` prints one
 //! JSON document instead of text.
+//!
+//! Where the DLL has no information on the unexpected messages (Open MPI 4.1's DLL never has),
+//! mqd-types reads them itself from the ob1 PML's structures (types from its ob1 type donor)
+//! and the dump says so: `read by mqd-types from ob1's structures`.
 
 #[cfg(target_os = "linux")]
 fn main() -> std::process::ExitCode {
@@ -31,7 +35,10 @@ mod linux {
     use std::time::Duration;
 
     use clap::Parser;
-    use mqd_types::live::{LiveImage, LiveProcess, TypeSources, dll_candidates, find_dll};
+    use mqd_types::live::{
+        LiveImage, LiveProcess, TypeSources, add_ob1_unexpected, dll_candidates, find_dll,
+    };
+    use mqd_types::ob1::Ob1Message;
     use mqd_types::{CommunicatorQueues, Dll, Image, OpClass, PendingOperation, Queue};
     use serde_json::{Value as Json, json};
 
@@ -175,9 +182,11 @@ mod linux {
                 }))
                 .collect::<Vec<_>>()
         );
+        let symbols = live.shared_symbols();
         let image = Image::new(&dll, Box::new(live))?;
         let mut process = image.process(Box::new(LiveProcess::new(pid)?))?;
-        let comms = process.queues(&OpClass::ALL)?;
+        let mut comms = process.queues(&OpClass::ALL)?;
+        add_ob1_unexpected(&symbols, &LiveProcess::new(pid)?, &mut comms);
         doc["communicators"] = json!(comms.iter().map(communicator).collect::<Vec<_>>());
         Ok(())
     }
@@ -202,10 +211,36 @@ mod linux {
             j[key(*class)] = match q {
                 Queue::Operations(ops) => json!(ops.iter().map(operation).collect::<Vec<_>>()),
                 Queue::NoInformation => json!("no information"),
+                Queue::Failed(e @ mqd_types::MqdError::Ob1(_)) => json!({
+                    "dll": "no information",
+                    "error": e.to_string(),
+                }),
                 Queue::Failed(e) => json!({ "error": e.to_string() }),
+                Queue::FromOb1(msgs) => json!({
+                    "dll": "no information",
+                    "read_by": OB1_LABEL,
+                    "messages": msgs.iter().map(|m| ob1_message(m, c.group.as_deref())).collect::<Vec<_>>(),
+                }),
             };
         }
         j
+    }
+
+    /// How the dump labels the unexpected messages mqd-types read itself.
+    const OB1_LABEL: &str = "mqd-types, from ob1's structures (unexpected_frags, frags_cant_match)";
+
+    fn ob1_message(m: &Ob1Message, group: Option<&[i32]>) -> Json {
+        json!({
+            "peer": m.peer,
+            "peer_global": group.and_then(|g| g.get(m.peer as usize)),
+            "source": m.source,
+            "tag": m.tag,
+            "length": m.length,
+            "sequence": m.sequence,
+            "kind": m.kind.to_string(),
+            "out_of_sequence": m.out_of_sequence,
+            "frag": m.frag,
+        })
     }
 
     fn operation(op: &PendingOperation) -> Json {
@@ -310,9 +345,45 @@ mod linux {
                             );
                         }
                     }
-                    None => match q.as_str() {
-                        Some(t) => s += &format!("    {class}: {t} from the DLL\n"),
-                        None => s += &format!("    {class}: {}\n", q["error"]),
+                    None => match (q.as_str(), q["messages"].as_array()) {
+                        (Some(t), _) => s += &format!("    {class}: {t} from the DLL\n"),
+                        (None, Some(msgs)) => {
+                            let by = q["read_by"].as_str().unwrap_or("");
+                            s += &if msgs.is_empty() {
+                                format!(
+                                    "    {class}: none (no information from the DLL; read by {by})\n"
+                                )
+                            } else {
+                                format!(
+                                    "    {class} ({}): no information from the DLL; read by {by}:\n",
+                                    msgs.len()
+                                )
+                            };
+                            for m in msgs {
+                                s += &format!(
+                                    "      peer {} (world {}) tag {} length {} [{}, seq {}{}, frag {:#x}]\n",
+                                    m["peer"],
+                                    m["peer_global"],
+                                    m["tag"],
+                                    m["length"],
+                                    m["kind"].as_str().unwrap_or(""),
+                                    m["sequence"],
+                                    if m["out_of_sequence"] == json!(true) {
+                                        ", out of sequence"
+                                    } else {
+                                        ""
+                                    },
+                                    m["frag"].as_u64().unwrap_or(0)
+                                );
+                            }
+                        }
+                        (None, None) if q.get("dll").is_some() => {
+                            s += &format!(
+                                "    {class}: no information from the DLL; {}\n",
+                                q["error"].as_str().unwrap_or("")
+                            );
+                        }
+                        (None, None) => s += &format!("    {class}: {}\n", q["error"]),
                     },
                 }
             }
