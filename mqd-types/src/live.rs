@@ -214,7 +214,10 @@ fn ob1_setup(
     symbols: &SymbolTable,
     memory: &dyn ProcessTarget,
 ) -> Result<(Ob1Layout, u64), Ob1Error> {
-    let donor = TypeDonor::embedded_ob1().map_err(|e| Ob1Error::NoTypes(e.to_string()))?;
+    let donor = TypeDonor::embedded_ob1().map_err(|e| match e {
+        MqdError::TypeInfo(why) => Ob1Error::NoTypes(why),
+        e => Ob1Error::NoTypes(e.to_string()),
+    })?;
     let base = TypeDonor::embedded().ok().and_then(|d| d.ompi_version());
     if let (Some(ob1), Some(base)) = (donor.ompi_version(), base) {
         if ob1 != base {
