@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
+#[path = "common/openmpi.rs"]
+mod openmpi;
+use openmpi::{command as ompi, skip};
+
 const TOOL: &str = env!("CARGO_BIN_EXE_mpir-attach");
 
 /// (rank, pid, executable, host).
@@ -20,46 +24,11 @@ type Row = (usize, i64, String, String);
 fn mpi_app() -> Option<PathBuf> {
     static APP: OnceLock<Option<PathBuf>> = OnceLock::new();
     APP.get_or_init(|| {
-        let ompi41 = Command::new("mpiexec.openmpi")
-            .arg("--version")
-            .env_remove("LD_LIBRARY_PATH")
-            .output()
-            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("(OpenRTE) 4.1"));
-        if !ompi41 {
-            return None;
-        }
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpir-attach");
-        std::fs::create_dir_all(&dir).ok()?;
-        let exe = dir.join("mpi_app");
         let src =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../mpir-types/tests/targets/mpi_app.c");
-        let ok = Command::new("mpicc.openmpi")
-            .env_remove("LD_LIBRARY_PATH")
-            .args(["-O1", "-o"])
-            .arg(&exe)
-            .arg(src)
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| exe.canonicalize().ok()).flatten()
+        openmpi::build(&src, "mpir-attach", "mpi_app")
     })
     .clone()
-}
-
-fn skip(test: &str) {
-    println!(
-        "skip: {test}: Debian's Open MPI 4.1 (mpiexec.openmpi, mpicc.openmpi) is not installed"
-    );
-}
-
-/// A command with Open MPI's settings for root and oversubscription, and without a
-/// `LD_LIBRARY_PATH` that `scripts/with-mpi` may have pointed at another MPI.
-fn ompi(program: &str) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.env_remove("LD_LIBRARY_PATH")
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MPIR_DO_NOT_WARN", "1");
-    cmd
 }
 
 fn mpiexec_args(app: &Path, extra: &[&str]) -> Vec<String> {
