@@ -9,30 +9,24 @@
 //!
 //! A second donor, `donor/ob1_types.c`, supplies the types of the ob1 PML (its unexpected
 //! fragments), whose headers Open MPI does not install: when the installed headers are Open MPI
-//! 4.1.4, the script fetches Debian's source package of that version
-//! (`openmpi_4.1.4.orig.tar.xz` from deb.debian.org, listed in `openmpi_4.1.4-3.dsc`), checks
-//! its sha256, unpacks only `ompi/mca/pml/ob1/*.h` and compiles the donor against them and the
-//! installed headers (`cfg(mqd_ob1_donor)`). The archive and the headers are cached under the
-//! workspace's git-ignored `.mpi/debian-src/` (or `$MQD_OMPI_SOURCE_CACHE`); nothing of Open
-//! MPI's source is part of this crate. Any failure is recorded (`MQD_OB1_DONOR_ERROR`) and
-//! reported at run time.
+//! 4.1.4, it is compiled against them and ob1's headers from Debian's source package of that
+//! version (`openmpi_4.1.4.orig.tar.xz`, listed in `openmpi_4.1.4-3.dsc`), which
+//! `scripts/setup` fetches, checks (sha256) and unpacks (`ompi/mca/pml/ob1/*.h` only) into the
+//! workspace's git-ignored `.mpi/debian-src/` (`scripts/ob1-headers.py CACHE` does it for any
+//! directory; `$MQD_OMPI_SOURCE_CACHE` points the build at it). This script does no network
+//! I/O; nothing of Open MPI's source is part of this crate. Any failure is recorded
+//! (`MQD_OB1_DONOR_ERROR`) and reported at run time (`cfg(mqd_ob1_donor)` when it worked).
 
 use std::env;
 use std::fs;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
-
-use sha2::{Digest, Sha256};
 
 /// The installed Open MPI version the ob1 source is for.
 const OB1_VERSION: &str = "4.1.4";
-const SOURCE_HOST: &str = "deb.debian.org";
-const SOURCE_PATH: &str = "/debian/pool/main/o/openmpi/openmpi_4.1.4.orig.tar.xz";
+/// The sha256 of `openmpi_4.1.4.orig.tar.xz`, which scripts/ob1-headers.py stamps the headers
+/// with.
 const SOURCE_SHA256: &str = "ddaee7dbdb01eb4fab1fda5b5e03e8bbff026711806c095c1f39bb410f99f263";
-const SOURCE_SIZE: usize = 6_916_772;
 const OB1_DIR: &str = "openmpi-4.1.4/ompi/mca/pml/ob1/";
 
 fn include_dirs() -> Option<Vec<PathBuf>> {
@@ -77,141 +71,17 @@ fn installed_version(dirs: &[PathBuf]) -> Option<String> {
     ))
 }
 
-fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// A plain HTTP/1.1 GET (the Debian archive serves HTTP; the sha256 check is the integrity
-/// guarantee, as for apt).
-fn http_get(host: &str, path: &str) -> Result<Vec<u8>, String> {
-    use std::net::ToSocketAddrs;
-    let addrs: Vec<_> = (host, 80)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?
-        .collect();
-    let mut last = format!("no address for {host}");
-    for addr in addrs {
-        let mut stream = match TcpStream::connect_timeout(&addr, Duration::from_secs(20)) {
-            Ok(s) => s,
-            Err(e) => {
-                last = format!("cannot connect to {host} ({addr}): {e}");
-                continue;
-            }
-        };
-        stream
-            .set_read_timeout(Some(Duration::from_secs(120)))
-            .map_err(|e| e.to_string())?;
-        write!(
-            stream,
-            "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: mqd-types-build\r\n\
-             Connection: close\r\n\r\n"
-        )
-        .map_err(|e| format!("sending the request to {host}: {e}"))?;
-        let mut response = Vec::with_capacity(SOURCE_SIZE + 4096);
-        stream
-            .read_to_end(&mut response)
-            .map_err(|e| format!("reading http://{host}{path}: {e}"))?;
-        let end = response
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .ok_or_else(|| format!("http://{host}{path}: no HTTP header in the response"))?;
-        let head = String::from_utf8_lossy(&response[..end]).into_owned();
-        let status = head.lines().next().unwrap_or("");
-        if status.split_whitespace().nth(1) != Some("200") {
-            return Err(format!("http://{host}{path}: {status}"));
-        }
-        let body = response.split_off(end + 4);
-        if head
-            .to_ascii_lowercase()
-            .contains("transfer-encoding: chunked")
-        {
-            return dechunk(&body).ok_or_else(|| format!("http://{host}{path}: bad chunks"));
-        }
-        return Ok(body);
-    }
-    Err(last)
-}
-
-/// The body of a `Transfer-Encoding: chunked` response.
-fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(body.len());
-    loop {
-        let line = body.windows(2).position(|w| w == b"\r\n")?;
-        let size_text = std::str::from_utf8(&body[..line]).ok()?;
-        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-        body = &body[line + 2..];
-        if size == 0 {
-            return Some(out);
-        }
-        out.extend_from_slice(body.get(..size)?);
-        body = body.get(size + 2..)?;
-    }
-}
-
-/// The ob1 headers of Open MPI 4.1.4, unpacked (once) under `cache`.
+/// The ob1 headers of Open MPI 4.1.4 that scripts/ob1-headers.py unpacked under `cache`.
 fn ob1_headers(cache: &Path) -> Result<PathBuf, String> {
     let headers = cache.join("openmpi-4.1.4-ob1-headers");
-    let stamp = headers.join(".sha256");
-    if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == SOURCE_SHA256) {
-        return Ok(headers.join(OB1_DIR));
+    match fs::read_to_string(headers.join(".sha256")) {
+        Ok(s) if s.trim() == SOURCE_SHA256 => Ok(headers.join(OB1_DIR)),
+        _ => Err(format!(
+            "ob1's headers are not in {} (run scripts/setup, or scripts/ob1-headers.py DIR and \
+             set MQD_OMPI_SOURCE_CACHE=DIR)",
+            cache.display()
+        )),
     }
-    fs::create_dir_all(cache).map_err(|e| format!("creating {}: {e}", cache.display()))?;
-    let archive = cache.join("openmpi_4.1.4.orig.tar.xz");
-    let data = match fs::read(&archive) {
-        Ok(d) if sha256_hex(&d) == SOURCE_SHA256 => d,
-        _ => {
-            let d = http_get(SOURCE_HOST, SOURCE_PATH)?;
-            let sum = sha256_hex(&d);
-            if sum != SOURCE_SHA256 {
-                return Err(format!(
-                    "http://{SOURCE_HOST}{SOURCE_PATH}: {} bytes with sha256 {sum}, expected \
-                     {SOURCE_SIZE} bytes with sha256 {SOURCE_SHA256}",
-                    d.len()
-                ));
-            }
-            let tmp = archive.with_extension(format!("part{}", std::process::id()));
-            fs::write(&tmp, &d).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
-            fs::rename(&tmp, &archive).map_err(|e| format!("{}: {e}", archive.display()))?;
-            d
-        }
-    };
-    let mut tarball = Vec::new();
-    lzma_rs::xz_decompress(&mut &data[..], &mut tarball)
-        .map_err(|e| format!("{}: xz: {e}", archive.display()))?;
-    let tmp = cache.join(format!("ob1-headers.part{}", std::process::id()));
-    let _ = fs::remove_dir_all(&tmp);
-    let mut n = 0;
-    let mut tar = tar::Archive::new(&tarball[..]);
-    for entry in tar.entries().map_err(|e| format!("tar: {e}"))? {
-        let mut entry = entry.map_err(|e| format!("tar: {e}"))?;
-        let path = entry.path().map_err(|e| format!("tar: {e}"))?.into_owned();
-        let name = path.to_string_lossy();
-        let Some(file) = name.strip_prefix(OB1_DIR) else {
-            continue;
-        };
-        if !file.ends_with(".h") || file.contains('/') {
-            continue;
-        }
-        let dest = tmp.join(OB1_DIR).join(file);
-        fs::create_dir_all(dest.parent().expect("a parent"))
-            .map_err(|e| format!("{}: {e}", dest.display()))?;
-        let mut text = Vec::new();
-        entry
-            .read_to_end(&mut text)
-            .map_err(|e| format!("tar: {name}: {e}"))?;
-        fs::write(&dest, text).map_err(|e| format!("{}: {e}", dest.display()))?;
-        n += 1;
-    }
-    if n == 0 {
-        return Err(format!("{}: no {OB1_DIR}*.h", archive.display()));
-    }
-    fs::write(tmp.join(".sha256"), SOURCE_SHA256).map_err(|e| e.to_string())?;
-    let _ = fs::remove_dir_all(&headers);
-    fs::rename(&tmp, &headers).map_err(|e| format!("{}: {e}", headers.display()))?;
-    Ok(headers.join(OB1_DIR))
 }
 
 /// Compiles `source` with `-g` against `includes` into `out`.

@@ -30,6 +30,11 @@ setup() {
     log "installing python3-venv"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
   fi
+  # ob1's headers of Debian's Open MPI 4.1.4 source, for mqd-types' ob1 type donor.
+  if [ ! -f "$MPI_DIR/debian-src/openmpi-4.1.4-ob1-headers/.sha256" ]; then
+    log "fetching the ob1 headers of Debian's Open MPI 4.1.4 source (mqd-types)"
+    python3 "$ROOT/scripts/ob1-headers.py" "$MPI_DIR/debian-src"
+  fi
   local name spec
   for name in mpich openmpi; do
     [ "$name" = mpich ] && spec=$MPICH_WHEEL || spec=$OPENMPI_WHEEL
