@@ -122,11 +122,13 @@ pub enum Violation {
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Violation::ShouldSucceed { got } => write!(f, "expected success, got {got}"),
+            Violation::ShouldSucceed { got } => {
+                write!(f, "expected success, got {}", got.c_name())
+            }
             Violation::ShouldFail { expected, got } => {
                 let names: Vec<&str> = expected.iter().map(|c| c.c_name()).collect();
                 match got {
-                    Some(g) => write!(f, "expected one of {}, got {g}", names.join("|")),
+                    Some(g) => write!(f, "expected one of {}, got {}", names.join("|"), g.c_name()),
                     None => write!(f, "expected one of {}, got MPI_SUCCESS", names.join("|")),
                 }
             }

@@ -37,6 +37,8 @@ use proptest::test_runner::{
 
 use mpit_sys as sys;
 
+#[cfg(mpit_events)]
+mod events;
 mod props;
 mod raw;
 mod sessions;

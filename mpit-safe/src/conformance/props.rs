@@ -185,7 +185,24 @@ pub(super) static ALL: &[Property] = &[
         events_index,
         "event type indices are stable (same info every query), name -> index -> name round trips, out-of-range indices give MPI_T_ERR_INVALID_INDEX"
     ),
+    prop!(
+        "events.model",
+        S_EVENTS,
+        Isolation::Events,
+        events_model,
+        "random sequences of handle alloc, callback register/remove at each safety level, dropped handler, free and events raised in contexts of each safety level behave as mpit-core's event_model says: the callback with the lowest sufficient level runs, otherwise the event is dropped, drops are reported before the next delivery of that source, the free callback runs once and no event is delivered after free"
+    ),
 ];
+
+#[cfg(mpit_events)]
+fn events_model(ctx: &Ctx) -> Verdict {
+    super::events::model(ctx)
+}
+
+#[cfg(not(mpit_events))]
+fn events_model(_ctx: &Ctx) -> Verdict {
+    Verdict::Skip("the header declares no MPI-4 event API (MPI_T_event_*)".into())
+}
 
 /// The indices below the count whose query succeeds.
 fn valid(kind: Kind) -> Vec<c_int> {
@@ -437,22 +454,29 @@ fn no_holes(_ctx: &Ctx) -> Verdict {
     }
     let mut first = None;
     let mut counts = Vec::new();
-    for kind in Kind::ALL {
-        let n = kind.count().max(0);
-        let mut holes = 0;
-        for i in 0..n {
-            let rc = raw::info(kind, i, StrArg::NONE, StrArg::NONE).0.rc;
-            if rc != sys::MPI_SUCCESS {
-                holes += 1;
-                first.get_or_insert(format!(
-                    "{}_get_info({i}) with num = {n}: {}",
-                    kind.name(),
-                    raw::rc_name(rc)
-                ));
-            }
+    let mut universe = None;
+    for phase in ["before MPI_Init", "after MPI_Init"] {
+        if universe.is_none() && phase.starts_with("after") {
+            universe = Some(mpi::initialize());
         }
-        counts.push(format!("{holes} of {n} {}s", kind.name()));
+        for kind in Kind::ALL {
+            let n = kind.count().max(0);
+            let mut holes = 0;
+            for i in 0..n {
+                let rc = raw::info(kind, i, StrArg::NONE, StrArg::NONE).0.rc;
+                if rc != sys::MPI_SUCCESS {
+                    holes += 1;
+                    first.get_or_insert(format!(
+                        "{}_get_info({i}) {phase}, num = {n}: {}",
+                        kind.name(),
+                        raw::rc_name(rc)
+                    ));
+                }
+            }
+            counts.push(format!("{holes} of {n} {} {phase}", kind.plural()));
+        }
     }
+    drop(universe);
     match first {
         None => Verdict::Pass,
         Some(c) => Verdict::Finding {
@@ -486,7 +510,7 @@ fn growth(_ctx: &Ctx) -> Verdict {
     let mut problems = Vec::new();
     let mut grew = Vec::new();
     for ((k, n0, names0), (_, n1, names1)) in before.iter().zip(&after) {
-        grew.push(format!("{}s {n0} -> {n1}", k.name()));
+        grew.push(format!("{} {n0} -> {n1}", k.plural()));
         if n1 < n0 {
             problems.push(format!("{} count shrank from {n0} to {n1}", k.name()));
         }

@@ -72,6 +72,14 @@ impl Kind {
         }
     }
 
+    pub(crate) fn plural(self) -> &'static str {
+        match self {
+            Kind::Cvar => "cvars",
+            Kind::Pvar => "pvars",
+            Kind::Category => "categories",
+        }
+    }
+
     /// `MPI_T_*_get_num`.
     pub(crate) fn count(self) -> c_int {
         let f = match self {
@@ -249,15 +257,13 @@ pub(crate) fn buffer(count: c_int) -> Vec<u64> {
 }
 
 /// An object handle for a variable bound to `bind` (raw), if this process can give one:
-/// `MPI_COMM_WORLD` for communicator-bound variables once MPI is initialised, nothing for
+/// `comm` (`MPI_COMM_WORLD` once MPI is initialised) for communicator-bound variables, nothing for
 /// unbound ones (ignored by MPI). `None`: not checkable here.
-pub(crate) fn object_for(bind: c_int, comm: &mut sys::MPI_Comm) -> Option<*mut c_void> {
-    if bind == sys::MPI_T_BIND_NO_OBJECT {
-        Some(ptr::null_mut())
-    } else if bind == sys::MPI_T_BIND_MPI_COMM && initialized() {
-        Some((comm as *mut sys::MPI_Comm).cast())
-    } else {
-        None
+pub(crate) fn object_for(bind: c_int, comm: &mut Option<sys::MPI_Comm>) -> Option<*mut c_void> {
+    match comm {
+        _ if bind == sys::MPI_T_BIND_NO_OBJECT => Some(ptr::null_mut()),
+        Some(c) if bind == sys::MPI_T_BIND_MPI_COMM => Some((c as *mut sys::MPI_Comm).cast()),
+        _ => None,
     }
 }
 

@@ -49,6 +49,14 @@ fn key(kind: Kind, v: &Var) -> String {
     format!("{}:{}", kind.name(), v.name)
 }
 
+fn phase() -> &'static str {
+    if raw::initialized() {
+        "after MPI_Init"
+    } else {
+        "before MPI_Init"
+    }
+}
+
 fn world() -> sys::MPI_Comm {
     mpi::topology::SimpleCommunicator::world().as_raw()
 }
@@ -59,12 +67,20 @@ fn start() -> Result<Option<mpi::environment::Universe>, Verdict> {
 }
 
 pub(super) fn sweep_cvars(ctx: &Ctx) -> Verdict {
-    let universe = match start() {
-        Ok(u) => u,
-        Err(v) => return v,
-    };
-    let mut comm = world();
+    if let Err(e) = raw::init() {
+        return Verdict::Skip(format!("MPI_T_init_thread failed: {e}"));
+    }
     let mut problems = Vec::new();
+    sweep_cvars_now(ctx, &mut problems);
+    let universe = mpi::initialize();
+    sweep_cvars_now(ctx, &mut problems);
+    drop(universe);
+    from_problems("violation", &problems)
+}
+
+/// One pass of the cvar sweep (before or after `MPI_Init`).
+fn sweep_cvars_now(ctx: &Ctx, problems: &mut Vec<String>) {
+    let mut comm = raw::initialized().then(world);
     for v in vars(Kind::Cvar) {
         let k = key(Kind::Cvar, &v);
         let Some(obj) = raw::object_for(v.ints[1], &mut comm) else {
@@ -76,8 +92,10 @@ pub(super) fn sweep_cvars(ctx: &Ctx) -> Verdict {
         announce(
             Some(&k),
             &format!(
-                "MPI_T_cvar_handle_alloc/read/free of cvar {} {}",
-                v.index, v.name
+                "MPI_T_cvar_handle_alloc/read/free of cvar {} {} {}",
+                v.index,
+                v.name,
+                phase()
             ),
         );
         let (rc, mut h, count) = raw::cvar_alloc(v.index, obj);
@@ -99,20 +117,27 @@ pub(super) fn sweep_cvars(ctx: &Ctx) -> Verdict {
             ));
         }
     }
+}
+
+pub(super) fn sweep_pvars(ctx: &Ctx) -> Verdict {
+    if let Err(e) = raw::init() {
+        return Verdict::Skip(format!("MPI_T_init_thread failed: {e}"));
+    }
+    let mut problems = Vec::new();
+    sweep_pvars_now(ctx, &mut problems);
+    let universe = mpi::initialize();
+    sweep_pvars_now(ctx, &mut problems);
     drop(universe);
     from_problems("violation", &problems)
 }
 
-pub(super) fn sweep_pvars(ctx: &Ctx) -> Verdict {
-    let universe = match start() {
-        Ok(u) => u,
-        Err(v) => return v,
-    };
-    let mut comm = world();
-    let mut problems = Vec::new();
+/// One pass of the pvar sweep (before or after `MPI_Init`).
+fn sweep_pvars_now(ctx: &Ctx, problems: &mut Vec<String>) {
+    let mut comm = raw::initialized().then(world);
     let (rc, mut session) = raw::session_create();
     if rc != sys::MPI_SUCCESS {
-        return Verdict::violation("MPI_T_pvar_session_create", raw::rc_name(rc));
+        problems.push(format!("MPI_T_pvar_session_create: {}", raw::rc_name(rc)));
+        return;
     }
     for v in vars(Kind::Pvar) {
         let k = key(Kind::Pvar, &v);
@@ -125,8 +150,10 @@ pub(super) fn sweep_pvars(ctx: &Ctx) -> Verdict {
         announce(
             Some(&k),
             &format!(
-                "MPI_T_pvar_handle_alloc/read/start/stop/free of pvar {} {}",
-                v.index, v.name
+                "MPI_T_pvar_handle_alloc/read/start/stop/free of pvar {} {} {}",
+                v.index,
+                v.name,
+                phase()
             ),
         );
         let (rc, mut h, count) = raw::pvar_alloc(session, v.index, obj);
@@ -154,8 +181,6 @@ pub(super) fn sweep_pvars(ctx: &Ctx) -> Verdict {
     }
     // SAFETY: the session created above, freed once.
     unsafe { sys::MPI_T_pvar_session_free(&mut session) };
-    drop(universe);
-    from_problems("violation", &problems)
 }
 
 /// Misuse of handles and sessions, one announced call per check (a crash resumes after it).
@@ -318,7 +343,7 @@ pub(super) fn model(ctx: &Ctx) -> Verdict {
         Ok(u) => u,
         Err(v) => return v,
     };
-    let mut comm = world();
+    let mut comm = Some(world());
     let mut chosen: Vec<(Var, VarTraits)> = Vec::new();
     for v in vars(Kind::Pvar) {
         let ok = raw::object_for(v.ints[2], &mut comm).is_some()
@@ -340,7 +365,7 @@ pub(super) fn model(ctx: &Ctx) -> Verdict {
     let strategy = proptest::collection::vec(op_strategy(nvars), 1..40);
     let verdict = check_prop(ctx.cases.div_ceil(2).max(1), strategy, |ops| {
         let mut model = PvarModel::new(traits.clone());
-        let mut comm = world();
+        let mut comm = Some(world());
         let mut sessions: Vec<sys::MPI_T_pvar_session> = Vec::new();
         let mut handles: Vec<RealHandle> = Vec::new();
         let all = sys::mpi_t_pvar_all_handles();
