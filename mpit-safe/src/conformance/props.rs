@@ -23,6 +23,7 @@ const S_CAT: &str = "MPI-3.0 draft §1.2.8 Variable Categorization (MPI-4.1 §16
 const S_ERR: &str = "MPI-3.0 draft §1.2.9 Return and Error Codes (MPI-4.1 §16.3.10)";
 const S_QUERY: &str =
     "MPI-3.0 draft §1.2.6-§1.2.8 query functions (MPI-4.1 §16.3.6, §16.3.7, §16.3.9)";
+const S_INIT: &str = "MPI-3.0 draft §1.2.4 Initialization and Finalization (MPI-4.1 §16.3.4)";
 const S_EVENTS: &str = "MPI-4.1 §16.3.8 Events";
 
 macro_rules! prop {
@@ -38,6 +39,62 @@ macro_rules! prop {
 }
 
 pub(super) static ALL: &[Property] = &[
+    prop!(
+        "init.order.a",
+        S_INIT,
+        Isolation::Child,
+        |c| ordering(c, "TInit TQuery TFinalize Init Finalize"),
+        "MPI_T may be initialised and finalised at any time, before MPI_Init and after MPI_Finalize, any number of times: the raw ordering TInit TQuery TFinalize Init Finalize succeeds without crashing (TQuery is MPI_T_cvar_get_num)"
+    ),
+    prop!(
+        "init.order.b",
+        S_INIT,
+        Isolation::Child,
+        |c| ordering(c, "Init TInit TQuery TFinalize Finalize"),
+        "MPI_T may be initialised and finalised at any time, before MPI_Init and after MPI_Finalize, any number of times: the raw ordering Init TInit TQuery TFinalize Finalize succeeds without crashing (TQuery is MPI_T_cvar_get_num)"
+    ),
+    prop!(
+        "init.order.c",
+        S_INIT,
+        Isolation::Child,
+        |c| ordering(c, "TInit TQuery Init TQuery TFinalize Finalize"),
+        "MPI_T may be initialised and finalised at any time, before MPI_Init and after MPI_Finalize, any number of times: the raw ordering TInit TQuery Init TQuery TFinalize Finalize succeeds without crashing (TQuery is MPI_T_cvar_get_num)"
+    ),
+    prop!(
+        "init.order.d",
+        S_INIT,
+        Isolation::Child,
+        |c| ordering(c, "Init TInit TQuery Finalize TQuery TFinalize"),
+        "MPI_T may be initialised and finalised at any time, before MPI_Init and after MPI_Finalize, any number of times: the raw ordering Init TInit TQuery Finalize TQuery TFinalize succeeds without crashing (TQuery is MPI_T_cvar_get_num)"
+    ),
+    prop!(
+        "init.order.e",
+        S_INIT,
+        Isolation::Child,
+        |c| ordering(c, "TInit Init Finalize TQuery TFinalize"),
+        "MPI_T may be initialised and finalised at any time, before MPI_Init and after MPI_Finalize, any number of times: the raw ordering TInit Init Finalize TQuery TFinalize succeeds without crashing (TQuery is MPI_T_cvar_get_num)"
+    ),
+    prop!(
+        "init.order.f",
+        S_INIT,
+        Isolation::Child,
+        |c| ordering(c, "Init Finalize TInit TQuery TFinalize"),
+        "MPI_T may be initialised and finalised at any time, before MPI_Init and after MPI_Finalize, any number of times: the raw ordering Init Finalize TInit TQuery TFinalize succeeds without crashing (TQuery is MPI_T_cvar_get_num)"
+    ),
+    prop!(
+        "init.order.g",
+        S_INIT,
+        Isolation::Child,
+        |c| ordering(c, "TInit TInit Init TFinalize TQuery TFinalize Finalize"),
+        "MPI_T may be initialised and finalised at any time, before MPI_Init and after MPI_Finalize, any number of times: the raw ordering TInit TInit Init TFinalize TQuery TFinalize Finalize succeeds without crashing (TQuery is MPI_T_cvar_get_num)"
+    ),
+    prop!(
+        "init.order.h",
+        S_INIT,
+        Isolation::Child,
+        |c| ordering(c, "Init TInit TFinalize TInit TQuery TFinalize Finalize"),
+        "MPI_T may be initialised and finalised at any time, before MPI_Init and after MPI_Finalize, any number of times: the raw ordering Init TInit TFinalize TInit TQuery TFinalize Finalize succeeds without crashing (TQuery is MPI_T_cvar_get_num)"
+    ),
     prop!(
         "sweep.cvars",
         S_CVAR,
@@ -202,6 +259,40 @@ fn events_model(ctx: &Ctx) -> Verdict {
 #[cfg(not(mpit_events))]
 fn events_model(_ctx: &Ctx) -> Verdict {
     Verdict::Skip("the header declares no MPI-4 event API (MPI_T_event_*)".into())
+}
+
+/// One raw ordering of MPI_T_init_thread ("TInit"), MPI_T_cvar_get_num ("TQuery"),
+/// MPI_T_finalize ("TFinalize"), MPI_Init_thread ("Init") and MPI_Finalize ("Finalize"),
+/// without the safe API's process-lifetime anchor; every call must succeed.
+fn ordering(_ctx: &Ctx, seq: &str) -> Verdict {
+    let mut problems = Vec::new();
+    for (step, call) in seq.split_whitespace().enumerate() {
+        announce(None, &format!("{call} (step {step} of {seq})"));
+        let mut out: c_int = 0;
+        // SAFETY: the calls take valid out-pointers (or null argc/argv, allowed by
+        // MPI_Init_thread); whether the implementation survives the order is what is checked.
+        let rc = unsafe {
+            match call {
+                "TInit" => sys::MPI_T_init_thread(sys::MPI_THREAD_SINGLE, &mut out),
+                "TQuery" => sys::MPI_T_cvar_get_num(&mut out),
+                "TFinalize" => sys::MPI_T_finalize(),
+                "Init" => sys::MPI_Init_thread(
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    sys::MPI_THREAD_SINGLE,
+                    &mut out,
+                ),
+                _ => sys::MPI_Finalize(),
+            }
+        };
+        if rc != sys::MPI_SUCCESS {
+            problems.push(format!(
+                "{call} (step {step} of {seq}) returned {}",
+                raw::rc_name(rc)
+            ));
+        }
+    }
+    from_problems("violation", &problems)
 }
 
 /// The indices below the count whose query succeeds.
