@@ -190,7 +190,8 @@ impl Report {
 /// What a property concluded, inside its process.
 #[derive(Debug, Clone)]
 pub(crate) enum Verdict {
-    Pass,
+    /// Passed; the note says what was covered.
+    Pass(String),
     Finding {
         kind: &'static str,
         counterexample: String,
@@ -200,6 +201,15 @@ pub(crate) enum Verdict {
 }
 
 impl Verdict {
+    /// Adds `note` (what was covered) to a pass; other verdicts are unchanged.
+    pub(crate) fn noting(self, note: impl std::fmt::Display) -> Verdict {
+        match self {
+            Verdict::Pass(n) if n.is_empty() => Verdict::Pass(note.to_string()),
+            Verdict::Pass(n) => Verdict::Pass(format!("{note}; {n}")),
+            v => v,
+        }
+    }
+
     pub(crate) fn violation(counterexample: impl Into<String>, detail: impl Into<String>) -> Self {
         Verdict::Finding {
             kind: "violation",
@@ -314,7 +324,7 @@ pub fn child_main() {
 
 fn verdict_line(v: &Verdict) -> Option<String> {
     Some(match v {
-        Verdict::Pass => "pass".into(),
+        Verdict::Pass(note) => format!("pass\t{}", escape(note)),
         Verdict::Skip(r) if r == props::SILENT => return None,
         Verdict::Skip(r) => format!("skip\t{}", escape(r)),
         Verdict::Finding {
@@ -443,13 +453,15 @@ fn describe_exit(s: std::process::ExitStatus) -> String {
 fn parse_verdict(r: &str) -> Verdict {
     let f: Vec<&str> = r.split('\t').collect();
     match f[..] {
-        ["pass"] => Verdict::Pass,
+        ["pass"] => Verdict::Pass(String::new()),
+        ["pass", note] => Verdict::Pass(unescape(note)),
         ["skip", reason] => Verdict::Skip(unescape(reason)),
         ["finding", kind, cex, detail] => Verdict::Finding {
             kind: match kind {
                 "violation" => "violation",
                 "holes" => "holes",
                 "crash" => "crash",
+                "accepted" => "accepted",
                 _ => "other",
             },
             counterexample: unescape(cex),
@@ -508,7 +520,7 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
         )
     } else {
         match verdict {
-            Some(Verdict::Pass) => (Status::Pass, None, String::new()),
+            Some(Verdict::Pass(note)) => (Status::Pass, None, note),
             Some(Verdict::Skip(r)) => (Status::Skip { reason: r.clone() }, None, r),
             Some(Verdict::Finding {
                 kind,
@@ -597,7 +609,7 @@ where
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);
     let mut runner = TestRunner::new_with_rng(config, rng);
     match runner.run(&strategy, test) {
-        Ok(()) => Verdict::Pass,
+        Ok(()) => Verdict::Pass(format!("{cases} generated cases")),
         Err(TestError::Fail(reason, value)) => {
             Verdict::violation(format!("{value:?}"), reason.to_string())
         }
@@ -609,7 +621,7 @@ where
 /// and the next few are the detail.
 pub(crate) fn from_problems(kind: &'static str, problems: &[String]) -> Verdict {
     match problems.split_first() {
-        None => Verdict::Pass,
+        None => Verdict::Pass(String::new()),
         Some((first, rest)) => Verdict::Finding {
             kind,
             counterexample: first.clone(),

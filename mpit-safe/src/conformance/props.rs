@@ -222,6 +222,20 @@ pub(super) static ALL: &[Property] = &[
         "random sequences of session create/free, handle alloc/free, start/stop/reset/read/write/readreset (single and all handles) behave as mpit-core's pvar_model says: continuous variables refuse start/stop, read-only ones write/reset, counters start at 0 and never decrease between resets, stopped variables do not change, freed handles and sessions are invalid"
     ),
     prop!(
+        "pvar.sessions-values",
+        S_SESSIONS,
+        Isolation::Child,
+        sessions::model_values,
+        "random sequences of handle alloc, start/stop (single and all handles) and reads keep the value rules of mpit-core's pvar_model: counters, aggregates and timers start at 0 and never decrease, high watermarks never decrease, low watermarks never increase, a stopped variable does not change"
+    ),
+    prop!(
+        "errors.binding",
+        S_ERR,
+        Isolation::Sweep,
+        sessions::errors_binding,
+        "allocating a handle for a variable bound to a communicator, datatype or info object with that kind's null handle (MPI_COMM_NULL, ...) is refused with MPI_T_ERR_INVALID_HANDLE (or MPI_T_ERR_INVALID) and never crashes (finding kind `accepted` when it succeeds)"
+    ),
+    prop!(
         "cvar.write-read",
         S_CVAR,
         Isolation::Sweep,
@@ -365,6 +379,18 @@ fn enums() -> Vec<(String, sys::MPI_T_enum)> {
     out
 }
 
+/// One generated case of `strings.length`: which string, the buffer length (taken modulo the
+/// string's length + 3 when `relative_to_length`), a null buffer or not.
+#[derive(Debug, Clone)]
+#[allow(dead_code)] // `string` is read by Debug: it names the case in the report.
+struct StrCase {
+    string: String,
+    target: usize,
+    buffer_len: usize,
+    relative_to_length: bool,
+    null_buffer: bool,
+}
+
 fn strings_length(ctx: &Ctx) -> Verdict {
     if let Some(v) = init_or_skip() {
         return v;
@@ -386,7 +412,22 @@ fn strings_length(ctx: &Ctx) -> Verdict {
     }
     let n = targets.len();
     let strategy = (0..n, 0usize..=300, any::<bool>(), any::<bool>());
-    check_prop(ctx.cases, strategy, |(t, n, null, by_len)| {
+    let described = targets.clone();
+    let strategy = strategy.prop_map(move |(t, n, null, by_len)| StrCase {
+        string: described[t].describe(),
+        target: t,
+        buffer_len: n,
+        relative_to_length: by_len,
+        null_buffer: null,
+    });
+    let verdict = check_prop(ctx.cases, strategy, |c| {
+        let StrCase {
+            target: t,
+            buffer_len: n,
+            null_buffer: null,
+            relative_to_length: by_len,
+            ..
+        } = c;
         let t = targets[t];
         let who = t.describe();
         let (rc, full_len) = t.call(StrArg::NONE);
@@ -471,7 +512,10 @@ fn strings_length(ctx: &Ctx) -> Verdict {
             full_len
         );
         Ok(())
-    })
+    });
+    verdict.noting(format!(
+        "{n} strings of names, descriptions and enumerations"
+    ))
 }
 
 fn name_of(kind: Kind, i: c_int) -> Option<Vec<u8>> {
@@ -483,9 +527,11 @@ fn names_unique(_ctx: &Ctx) -> Verdict {
         return v;
     }
     let mut problems = Vec::new();
+    let mut checked = 0;
     for kind in Kind::ALL {
         let mut seen: BTreeMap<(c_int, Vec<u8>), c_int> = BTreeMap::new();
         for i in valid(kind) {
+            checked += 1;
             let Some(name) = name_of(kind, i) else {
                 problems.push(format!("{} {i}: the name cannot be read", kind.name()));
                 continue;
@@ -508,7 +554,7 @@ fn names_unique(_ctx: &Ctx) -> Verdict {
             }
         }
     }
-    from_problems("violation", &problems)
+    from_problems("violation", &problems).noting(format!("{checked} names"))
 }
 
 fn info_stable(ctx: &Ctx) -> Verdict {
@@ -569,7 +615,7 @@ fn no_holes(_ctx: &Ctx) -> Verdict {
     }
     drop(universe);
     match first {
-        None => Verdict::Pass,
+        None => Verdict::Pass(counts.join(", ")),
         Some(c) => Verdict::Finding {
             kind: "holes",
             counterexample: c,
@@ -647,7 +693,20 @@ fn roundtrip(ctx: &Ctx, kind: Kind) -> Verdict {
         return Verdict::Skip(format!("no {}s", kind.name()));
     }
     let n = targets.len();
-    check_prop(ctx.cases, (0..n, 0u8..4), |(t, mutation)| {
+    let names: Vec<String> = targets
+        .iter()
+        .map(|(_, n, _)| String::from_utf8_lossy(n).into_owned())
+        .collect();
+    let strategy = (0..n, 0u8..4).prop_map(move |(t, m)| {
+        let how = [
+            "exact",
+            "suffix added",
+            "last char dropped",
+            "first char case-swapped",
+        ];
+        (t, names[t].clone(), how[usize::from(m)], m)
+    });
+    let verdict = check_prop(ctx.cases, strategy, |(t, _, _, mutation)| {
         let (i, name, class) = &targets[t];
         let mut probe = name.clone();
         match mutation {
@@ -687,16 +746,16 @@ fn roundtrip(ctx: &Ctx, kind: Kind) -> Verdict {
                 j
             );
         } else {
-            prop_assert_eq!(
-                raw::class(rc),
-                Some(ErrorClass::InvalidName),
+            prop_assert!(
+                raw::class(rc) == Some(ErrorClass::InvalidName),
                 "get_index({:?}): {}",
                 shown,
                 raw::rc_name(rc)
             );
         }
         Ok(())
-    })
+    });
+    verdict.noting(format!("{n} {} names", kind.name()))
 }
 
 fn category_dag(_ctx: &Ctx) -> Verdict {
@@ -767,7 +826,11 @@ fn category_dag(_ctx: &Ctx) -> Verdict {
             }
         }
     }
-    from_problems("violation", &problems)
+    from_problems("violation", &problems).noting(format!(
+        "{} categories, {} subcategory links",
+        children.len(),
+        children.values().map(Vec::len).sum::<usize>()
+    ))
 }
 
 fn pvar_class_datatype(_ctx: &Ctx) -> Verdict {
@@ -865,13 +928,15 @@ fn errors_index(ctx: &Ctx, kind: Kind) -> Verdict {
     }
     let n = kind.count().max(0);
     let (_, session) = raw::session_create();
-    let index = prop_oneof![0i64..4, 4i64..100_000, -100_000i64..0];
-    check_prop(ctx.cases, index, |off| {
-        let i = if off >= 0 {
+    // Offsets past num (shrinking towards num itself) and negative indices, as the index.
+    let index = prop_oneof![0i64..4, 4i64..100_000, -100_000i64..0].prop_map(move |off| {
+        if off >= 0 {
             c_int::try_from(i64::from(n) + off).unwrap_or(c_int::MAX)
         } else {
             c_int::try_from(off).unwrap_or(-1)
-        };
+        }
+    });
+    check_prop(ctx.cases, index, |i| {
         let mut calls: Vec<(String, c_int)> = Vec::new();
         let name = kind.name();
         announce(None, &format!("MPI_T_{name}_get_info({i}) with num = {n}"));
@@ -913,9 +978,8 @@ fn errors_index(ctx: &Ctx, kind: Kind) -> Verdict {
             }
         }
         for (call, rc) in calls {
-            prop_assert_eq!(
-                raw::class(rc),
-                Some(ErrorClass::InvalidIndex),
+            prop_assert!(
+                raw::class(rc) == Some(ErrorClass::InvalidIndex),
                 "{} with num = {} gave {}",
                 call,
                 n,
@@ -991,9 +1055,8 @@ fn events_index(ctx: &Ctx) -> Verdict {
                     &mut bind,
                 )
             };
-            prop_assert_eq!(
-                raw::class(rc),
-                Some(ErrorClass::InvalidIndex),
+            prop_assert!(
+                raw::class(rc) == Some(ErrorClass::InvalidIndex),
                 "MPI_T_event_get_info({}) gave {}",
                 bad,
                 raw::rc_name(rc)

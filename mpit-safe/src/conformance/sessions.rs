@@ -71,16 +71,18 @@ pub(super) fn sweep_cvars(ctx: &Ctx) -> Verdict {
         return Verdict::Skip(format!("MPI_T_init_thread failed: {e}"));
     }
     let mut problems = Vec::new();
-    sweep_cvars_now(ctx, &mut problems);
+    let before = sweep_cvars_now(ctx, &mut problems);
     let universe = mpi::initialize();
-    sweep_cvars_now(ctx, &mut problems);
+    let after = sweep_cvars_now(ctx, &mut problems);
     drop(universe);
     from_problems("violation", &problems)
+        .noting(format!("{before} handles before MPI_Init, {after} after"))
 }
 
 /// One pass of the cvar sweep (before or after `MPI_Init`).
-fn sweep_cvars_now(ctx: &Ctx, problems: &mut Vec<String>) {
+fn sweep_cvars_now(ctx: &Ctx, problems: &mut Vec<String>) -> usize {
     let mut comm = raw::initialized().then(world);
+    let mut handled = 0;
     for v in vars(Kind::Cvar) {
         let k = key(Kind::Cvar, &v);
         let Some(obj) = raw::object_for(v.ints[1], &mut comm) else {
@@ -102,6 +104,7 @@ fn sweep_cvars_now(ctx: &Ctx, problems: &mut Vec<String>) {
         if rc != sys::MPI_SUCCESS {
             continue;
         }
+        handled += 1;
         if count < 0 {
             problems.push(format!("cvar {} {}: count {count}", v.index, v.name));
         }
@@ -117,6 +120,7 @@ fn sweep_cvars_now(ctx: &Ctx, problems: &mut Vec<String>) {
             ));
         }
     }
+    handled
 }
 
 pub(super) fn sweep_pvars(ctx: &Ctx) -> Verdict {
@@ -124,20 +128,22 @@ pub(super) fn sweep_pvars(ctx: &Ctx) -> Verdict {
         return Verdict::Skip(format!("MPI_T_init_thread failed: {e}"));
     }
     let mut problems = Vec::new();
-    sweep_pvars_now(ctx, &mut problems);
+    let before = sweep_pvars_now(ctx, &mut problems);
     let universe = mpi::initialize();
-    sweep_pvars_now(ctx, &mut problems);
+    let after = sweep_pvars_now(ctx, &mut problems);
     drop(universe);
     from_problems("violation", &problems)
+        .noting(format!("{before} handles before MPI_Init, {after} after"))
 }
 
 /// One pass of the pvar sweep (before or after `MPI_Init`).
-fn sweep_pvars_now(ctx: &Ctx, problems: &mut Vec<String>) {
+fn sweep_pvars_now(ctx: &Ctx, problems: &mut Vec<String>) -> usize {
     let mut comm = raw::initialized().then(world);
+    let mut handled = 0;
     let (rc, mut session) = raw::session_create();
     if rc != sys::MPI_SUCCESS {
         problems.push(format!("MPI_T_pvar_session_create: {}", raw::rc_name(rc)));
-        return;
+        return 0;
     }
     for v in vars(Kind::Pvar) {
         let k = key(Kind::Pvar, &v);
@@ -160,6 +166,7 @@ fn sweep_pvars_now(ctx: &Ctx, problems: &mut Vec<String>) {
         if rc != sys::MPI_SUCCESS {
             continue;
         }
+        handled += 1;
         let mut buf = raw::buffer(count);
         // SAFETY: live session and handle; the buffer holds `count` elements of up to 8
         // bytes; the handle is freed once.
@@ -181,6 +188,7 @@ fn sweep_pvars_now(ctx: &Ctx, problems: &mut Vec<String>) {
     }
     // SAFETY: the session created above, freed once.
     unsafe { sys::MPI_T_pvar_session_free(&mut session) };
+    handled
 }
 
 /// Misuse of handles and sessions, one announced call per check (a crash resumes after it).
@@ -301,6 +309,86 @@ pub(super) fn errors_handles(ctx: &Ctx) -> Verdict {
     from_problems("violation", &problems)
 }
 
+/// Bound variables allocated with the null handle of their object kind.
+pub(super) fn errors_binding(ctx: &Ctx) -> Verdict {
+    let universe = match start() {
+        Ok(u) => u,
+        Err(v) => return v,
+    };
+    // SAFETY: a plain read of rsmpi's link-time constant.
+    let mut comm_null = unsafe { sys::mpi_sys::RSMPI_COMM_NULL };
+    let mut dt_null = sys::MPI_DATATYPE_NULL;
+    let mut info_null = sys::MPI_INFO_NULL;
+    let mut problems = Vec::new();
+    let mut accepted = Vec::new();
+    let mut tried = 0;
+    let (_, session) = raw::session_create();
+    for kind in [Kind::Cvar, Kind::Pvar] {
+        for v in vars(kind) {
+            let bind = v.ints[if kind == Kind::Cvar { 1 } else { 2 }];
+            let (obj, what): (*mut c_void, &str) = if bind == sys::MPI_T_BIND_MPI_COMM {
+                (
+                    (&mut comm_null as *mut sys::MPI_Comm).cast(),
+                    "MPI_COMM_NULL",
+                )
+            } else if bind == sys::MPI_T_BIND_MPI_DATATYPE {
+                (
+                    (&mut dt_null as *mut sys::MPI_Datatype).cast(),
+                    "MPI_DATATYPE_NULL",
+                )
+            } else if bind == sys::MPI_T_BIND_MPI_INFO {
+                (
+                    (&mut info_null as *mut sys::MPI_Info).cast(),
+                    "MPI_INFO_NULL",
+                )
+            } else {
+                continue;
+            };
+            let k = format!("bind:{}", key(kind, &v));
+            if ctx.avoids(&k) || ctx.avoids(&key(kind, &v)) {
+                continue;
+            }
+            tried += 1;
+            let call = format!(
+                "MPI_T_{}_handle_alloc({} {} {}, &{what})",
+                kind.name(),
+                kind.name(),
+                v.index,
+                v.name
+            );
+            announce(Some(&k), &call);
+            let rc = if kind == Kind::Cvar {
+                let (rc, mut h, _) = raw::cvar_alloc(v.index, obj);
+                if rc == sys::MPI_SUCCESS {
+                    // SAFETY: a handle MPI just returned, freed once.
+                    unsafe { sys::MPI_T_cvar_handle_free(&mut h) };
+                }
+                rc
+            } else {
+                let (rc, mut h, _) = raw::pvar_alloc(session, v.index, obj);
+                if rc == sys::MPI_SUCCESS {
+                    // SAFETY: as above.
+                    unsafe { sys::MPI_T_pvar_handle_free(session, &mut h) };
+                }
+                rc
+            };
+            match raw::class(rc) {
+                _ if rc == sys::MPI_SUCCESS => accepted.push(call),
+                Some(ErrorClass::InvalidHandle | ErrorClass::Invalid) => {}
+                _ => problems.push(format!("{call} gave {}", raw::rc_name(rc))),
+            }
+        }
+    }
+    drop(universe);
+    if tried == 0 {
+        return Verdict::Skip("no variable bound to a communicator, datatype or info".into());
+    }
+    if problems.is_empty() && !accepted.is_empty() {
+        return from_problems("accepted", &accepted);
+    }
+    from_problems("violation", &problems).noting(format!("{tried} bound variables"))
+}
+
 /// A live handle of the real implementation, its count and datatype.
 struct RealHandle {
     session: usize,
@@ -314,6 +402,22 @@ fn first_value(dt: Datatype, buf: &[u64]) -> Option<f64> {
     Value::from_ne_bytes(dt, &bytes[..dt.size()])
         .ok()?
         .to_f64_lossy()
+}
+
+/// Only the operations whose outcome the standard fixes without doubt and that move values:
+/// the value rules are checked even where an implementation refuses a rarer call.
+fn value_op_strategy(nvars: usize) -> impl Strategy<Value = Op> {
+    let h = 0usize..8;
+    let s = 0usize..3;
+    prop_oneof![
+        1 => Just(Op::CreateSession),
+        3 => (s.clone(), 0..nvars).prop_map(|(session, var)| Op::Alloc { session, var }),
+        3 => h.clone().prop_map(Op::Start),
+        2 => h.clone().prop_map(Op::Stop),
+        6 => h.prop_map(Op::Read),
+        1 => s.clone().prop_map(Op::StartAll),
+        1 => s.prop_map(Op::StopAll),
+    ]
 }
 
 fn op_strategy(nvars: usize) -> impl Strategy<Value = Op> {
@@ -337,8 +441,17 @@ fn op_strategy(nvars: usize) -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The stateful test against `mpit_core::pvar_model`.
+/// The stateful test against `mpit_core::pvar_model`, every operation.
 pub(super) fn model(ctx: &Ctx) -> Verdict {
+    model_with(ctx, false)
+}
+
+/// The stateful test restricted to start/stop/read and allocation: the value rules.
+pub(super) fn model_values(ctx: &Ctx) -> Verdict {
+    model_with(ctx, true)
+}
+
+fn model_with(ctx: &Ctx, values_only: bool) -> Verdict {
     let universe = match start() {
         Ok(u) => u,
         Err(v) => return v,
@@ -362,7 +475,11 @@ pub(super) fn model(ctx: &Ctx) -> Verdict {
     // Sessions alone (no variables) are still checked: create/free and ALL_HANDLES.
     let nvars = chosen.len().max(1);
     let traits: Vec<VarTraits> = chosen.iter().map(|(_, t)| *t).collect();
-    let strategy = proptest::collection::vec(op_strategy(nvars), 1..40);
+    let strategy = if values_only {
+        proptest::collection::vec(value_op_strategy(nvars).boxed(), 1..40)
+    } else {
+        proptest::collection::vec(op_strategy(nvars).boxed(), 1..40)
+    };
     let verdict = check_prop(ctx.cases.div_ceil(2).max(1), strategy, |ops| {
         let mut model = PvarModel::new(traits.clone());
         let mut comm = Some(world());
@@ -521,12 +638,12 @@ pub(super) fn model(ctx: &Ctx) -> Verdict {
         result
     });
     drop(universe);
-    if traits.is_empty() {
-        if let Verdict::Pass = verdict {
-            return Verdict::Pass;
-        }
-    }
-    verdict
+    let names: Vec<&str> = chosen.iter().map(|(v, _)| v.name.as_str()).collect();
+    verdict.noting(if names.is_empty() {
+        "no usable performance variable: sessions, ALL_HANDLES and null handles only".to_string()
+    } else {
+        format!("{} variables: {}", names.len(), names.join(", "))
+    })
 }
 
 /// Control variables written with generated values and read back.
@@ -547,7 +664,10 @@ pub(super) fn cvar_write_read(ctx: &Ctx) -> Verdict {
         return Verdict::Skip("no unbound integer control variables".into());
     }
     let n = targets.len();
-    check_prop(ctx.cases, (0..n, 0u8..4), |(t, how)| {
+    let (written, refused) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    let names: Vec<String> = targets.iter().map(|v| v.name.clone()).collect();
+    let strategy = (0..n, 0u8..4).prop_map(move |(t, how)| (t, names[t].clone(), how));
+    let verdict = check_prop(ctx.cases, strategy, |(t, _, how)| {
         let v = &targets[t];
         let dt = v.datatype.unwrap_or(Datatype::Int);
         let k = key(Kind::Cvar, v);
@@ -620,12 +740,14 @@ pub(super) fn cvar_write_read(ctx: &Ctx) -> Verdict {
                     first_value(dt, &back)
                 ))
             } else {
+                written.set(written.get() + 1);
                 Ok(())
             }
         } else if matches!(
             raw::class(rc),
             Some(ErrorClass::CvarSetNotNow | ErrorClass::CvarSetNever)
         ) {
+            refused.set(refused.get() + 1);
             Ok(())
         } else {
             Err(format!(
@@ -637,7 +759,13 @@ pub(super) fn cvar_write_read(ctx: &Ctx) -> Verdict {
         // SAFETY: a live handle, freed once.
         unsafe { sys::MPI_T_cvar_handle_free(&mut h) };
         result.map_err(TestCaseError::fail)
-    })
+    });
+    verdict.noting(format!(
+        "{n} unbound integer cvars; {} writes accepted and read back, {} refused with \
+         SET_NOT_NOW/SET_NEVER",
+        written.get(),
+        refused.get()
+    ))
 }
 
 /// The attributes the standard requires equal on every process, per variable name.
@@ -713,5 +841,8 @@ pub(super) fn ranks(ctx: &Ctx) -> Verdict {
     if size < 2 {
         return Verdict::Skip(format!("started with {size} process(es), not 3"));
     }
-    from_problems("violation", &problems)
+    from_problems("violation", &problems).noting(format!(
+        "{} variables compared on {size} processes",
+        mine.len()
+    ))
 }
