@@ -30,10 +30,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use proptest::strategy::Strategy;
-use proptest::test_runner::{
-    Config as PtConfig, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
-};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config as PtConfig, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 use mpit_sys as sys;
 
@@ -235,6 +233,8 @@ impl Ctx {
 }
 
 const CALL: &str = "@@call ";
+const CASE: &str = "@@case ";
+const REPLAY_ENV: &str = "MPIT_CONFORM_REPLAY";
 const RESULT: &str = "@@result ";
 const ARG: &str = "--run-property";
 const AVOID_ENV: &str = "MPIT_CONFORM_AVOID";
@@ -243,14 +243,12 @@ const CASES_ENV: &str = "MPIT_CONFORM_CASES";
 /// Announces the MPI call a child is about to make: if the process dies in it, the parent
 /// reports this text as the call that crashed (and `key`, if given, is avoided on resume).
 pub(crate) fn announce(key: Option<&str>, text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
+    println!(
         "{CALL}{}\t{}",
         key.unwrap_or(""),
         text.replace(['\n', '\t'], " ")
     );
-    let _ = out.flush();
+    let _ = std::io::stdout().flush();
 }
 
 fn escape(s: &str) -> String {
@@ -342,12 +340,14 @@ fn verdict_line(v: &Verdict) -> Option<String> {
 /// What one child process produced.
 struct ChildRun {
     result: Option<Verdict>,
+    /// The last `@@case CASE STEP` announced.
+    last_case: Option<(u32, usize)>,
     last_call: Option<(String, String)>,
     exit: String,
     crashed: bool,
 }
 
-fn run_child(cfg: &Config, p: &Property, avoid: &[String]) -> ChildRun {
+fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>) -> ChildRun {
     let mut cmd = match p.isolation {
         Isolation::Ranks(n) => {
             let mut words = cfg.mpiexec.split_whitespace();
@@ -362,6 +362,7 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String]) -> ChildRun {
         .env(CASES_ENV, cfg.cases.to_string())
         .env(AVOID_ENV, avoid.join("\u{1f}"))
         .env("MPIT_CONFORM_JOB", std::process::id().to_string())
+        .env(REPLAY_ENV, replay.unwrap_or(""))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
@@ -373,6 +374,7 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String]) -> ChildRun {
         Err(e) => {
             return ChildRun {
                 result: Some(Verdict::Skip(format!("cannot start {:?}: {e}", cfg.exe))),
+                last_case: None,
                 last_call: None,
                 exit: String::new(),
                 crashed: false,
@@ -408,6 +410,7 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String]) -> ChildRun {
     let lines = reader.join().unwrap_or_default();
     let mut run = ChildRun {
         result: None,
+        last_case: None,
         last_call: None,
         exit: String::new(),
         crashed: false,
@@ -416,6 +419,10 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String]) -> ChildRun {
         if let Some(c) = l.strip_prefix(CALL) {
             let (key, text) = c.split_once('\t').unwrap_or(("", c));
             run.last_call = Some((key.to_string(), text.to_string()));
+        } else if let Some(c) = l.strip_prefix(CASE) {
+            run.last_case = c
+                .split_once('\t')
+                .and_then(|(k, s)| Some((k.parse().ok()?, s.parse().ok()?)));
         } else if let Some(r) = l.strip_prefix(RESULT) {
             run.result = Some(parse_verdict(r));
         }
@@ -477,12 +484,20 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
     let mut avoid = avoid_vars.clone();
     let mut crashes: Vec<String> = Vec::new();
     let max_resumes = if p.isolation == Isolation::Sweep {
-        8
+        40
     } else {
         0
     };
+    // Crash shrinking of generated inputs (see `check_prop`): the case that crashed, the shrink
+    // steps that crashed, and what each crash was.
+    let mut replay: Option<(u32, Vec<usize>)> = None;
+    let mut step_crash: BTreeMap<usize, String> = BTreeMap::new();
     let verdict = loop {
-        let run = run_child(cfg, p, &avoid);
+        let arg = replay.as_ref().map(|(k, steps)| {
+            let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();
+            format!("{k};{}", steps.join(","))
+        });
+        let run = run_child(cfg, p, &avoid, arg.as_deref());
         if !run.crashed {
             break run.result;
         }
@@ -490,7 +505,18 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
             .last_call
             .clone()
             .map_or("(no call announced)".to_string(), |(_, t)| t);
-        crashes.push(format!("{} in {call}", run.exit));
+        let text = format!("{} in {call}", run.exit);
+        if let (false, Some((case, step))) = (p.isolation == Isolation::Sweep, run.last_case) {
+            if step_crash.len() < 48 && replay.as_ref().is_none_or(|(k, _)| *k == case) {
+                step_crash.insert(step, text);
+                let r = replay.get_or_insert((case, Vec::new()));
+                if step > 0 {
+                    r.1.push(step);
+                }
+                continue;
+            }
+        }
+        crashes.push(text);
         match run.last_call {
             Some((key, _)) if !key.is_empty() && crashes.len() <= max_resumes => {
                 avoid.push(key.clone());
@@ -501,7 +527,28 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
             _ => break None,
         }
     };
-    let (status, counterexample, detail) = if !crashes.is_empty() {
+    let shrunk_crash = match &verdict {
+        Some(Verdict::Finding {
+            kind: "crash",
+            counterexample,
+            detail,
+        }) if !step_crash.is_empty() => Some((counterexample.clone(), detail.parse().unwrap_or(0))),
+        _ => None,
+    };
+    let (status, counterexample, detail) = if let Some((value, step)) = shrunk_crash {
+        let call = step_crash.get(&step).cloned().unwrap_or_default();
+        (
+            Status::Finding {
+                kind: "crash".into(),
+            },
+            Some(value),
+            format!(
+                "{call} (minimal crashing input, shrunk over {} re-executions)",
+                step_crash.len()
+            ),
+        )
+    } else if !crashes.is_empty() || !step_crash.is_empty() {
+        crashes.extend(step_crash.values().next().cloned());
         let mut detail = crashes.join("; ");
         if let Some(Verdict::Finding {
             counterexample,
@@ -591,6 +638,12 @@ pub fn run(cfg: &Config) -> Report {
 
 /// Runs `test` over `strategy` with a fixed seed and `cases` cases; a failure is shrunk and
 /// reported as a violation with the minimal input.
+///
+/// Crashes are shrunk too, across processes: before each case and each shrink step the child
+/// announces `@@case CASE STEP`; when it dies, the parent re-executes it with
+/// `MPIT_CONFORM_REPLAY=CASE;STEPS` (the steps that crashed so far), and the child replays the
+/// same deterministic generation and shrinking, taking those steps as failures without running
+/// them. The last crashing step is the minimal crashing input.
 pub(crate) fn check_prop<S>(
     cases: u32,
     strategy: S,
@@ -600,21 +653,86 @@ where
     S: Strategy,
     S::Value: std::fmt::Debug,
 {
+    let replay: Option<(u32, Vec<usize>)> = std::env::var(REPLAY_ENV).ok().and_then(|r| {
+        let (case, steps) = r.split_once(';')?;
+        let steps = steps.split(',').filter_map(|x| x.parse().ok()).collect();
+        Some((case.parse().ok()?, steps))
+    });
+    check_prop_replaying(cases, strategy, test, replay)
+}
+
+/// [`check_prop`] with the replay (case, crashed steps) given.
+fn check_prop_replaying<S>(
+    cases: u32,
+    strategy: S,
+    test: impl Fn(S::Value) -> Result<(), TestCaseError>,
+    replay: Option<(u32, Vec<usize>)>,
+) -> Verdict
+where
+    S: Strategy,
+    S::Value: std::fmt::Debug,
+{
     let config = PtConfig {
         cases,
         failure_persistence: None,
-        max_shrink_iters: 256,
         ..PtConfig::default()
     };
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);
     let mut runner = TestRunner::new_with_rng(config, rng);
-    match runner.run(&strategy, test) {
-        Ok(()) => Verdict::Pass(format!("{cases} generated cases")),
-        Err(TestError::Fail(reason, value)) => {
-            Verdict::violation(format!("{value:?}"), reason.to_string())
+    // `None`: passed (or rejected); `Some(None)`: crashed (replayed); `Some(Some(r))`: failed.
+    let outcome = |case: u32, step: usize, value: S::Value| -> Option<Option<String>> {
+        if replay
+            .as_ref()
+            .is_some_and(|(k, crashed)| *k == case && (step == 0 || crashed.contains(&step)))
+        {
+            return Some(None);
         }
-        Err(TestError::Abort(reason)) => Verdict::Skip(format!("aborted: {reason}")),
+        // println! (not a locked handle): the test harness captures it.
+        println!("{CASE}{case}\t{step}");
+        let _ = std::io::stdout().flush();
+        match test(value) {
+            Err(TestCaseError::Fail(r)) => Some(Some(r.to_string())),
+            _ => None,
+        }
+    };
+    for case in 0..cases {
+        let mut tree = match strategy.new_tree(&mut runner) {
+            Ok(t) => t,
+            Err(r) => return Verdict::Skip(format!("no input generated: {r}")),
+        };
+        if replay.as_ref().is_some_and(|(k, _)| case < *k) {
+            continue;
+        }
+        let Some(mut reason) = outcome(case, 0, tree.current()) else {
+            continue;
+        };
+        let (mut value, mut at) = (format!("{:?}", tree.current()), 0);
+        let mut step = 0;
+        if tree.simplify() {
+            while step < 256 {
+                step += 1;
+                match outcome(case, step, tree.current()) {
+                    Some(r) => {
+                        (reason, value, at) = (r, format!("{:?}", tree.current()), step);
+                        if !tree.simplify() {
+                            break;
+                        }
+                    }
+                    None if !tree.complicate() => break,
+                    None => {}
+                }
+            }
+        }
+        return match reason {
+            Some(r) => Verdict::violation(value, r),
+            None => Verdict::Finding {
+                kind: "crash",
+                counterexample: value,
+                detail: at.to_string(),
+            },
+        };
     }
+    Verdict::Pass(format!("{cases} generated cases"))
 }
 
 /// A finding unless `problems` is empty: the first problem is the counterexample, the count
@@ -642,4 +760,129 @@ pub fn summary(report: &Report) -> BTreeMap<String, usize> {
         *m.entry(o.status.to_string()).or_insert(0) += 1;
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_shrink_to_the_minimal_input() {
+        let v = check_prop_replaying(
+            64,
+            0u32..1000,
+            |x| {
+                if x >= 17 {
+                    Err(TestCaseError::fail("too big"))
+                } else {
+                    Ok(())
+                }
+            },
+            None,
+        );
+        assert!(
+            matches!(&v, Verdict::Finding { kind: "violation", counterexample, .. } if counterexample == "17"),
+            "{v:?}"
+        );
+        let pass = check_prop_replaying(16, 0u32..10, |_| Ok(()), None);
+        assert!(matches!(pass, Verdict::Pass(_)), "{pass:?}");
+    }
+
+    /// The cross-process crash shrinking, simulated in one process: a panic stands for the
+    /// child dying in a call; the "parent" re-runs with the crashed steps marked, as `run`
+    /// does. It must end at the same minimal input as in-process shrinking of a failure.
+    #[test]
+    fn crashes_shrink_across_re_executions_like_failures() {
+        let crashes = |x: u32| x >= 100;
+        let in_process = check_prop_replaying(
+            1,
+            0u32..100_000,
+            |x| {
+                if crashes(x) {
+                    Err(TestCaseError::fail("fails"))
+                } else {
+                    Ok(())
+                }
+            },
+            None,
+        );
+        let Verdict::Finding {
+            counterexample: want,
+            ..
+        } = in_process
+        else {
+            panic!("the first case of the fixed seed should fail: {in_process:?}");
+        };
+        let mut replay: Option<(u32, Vec<usize>)> = None;
+        let mut executions = 0;
+        let verdict = loop {
+            executions += 1;
+            assert!(executions < 200, "shrinking did not end");
+            let calls = std::cell::Cell::new(0usize);
+            let r = replay.clone();
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                check_prop_replaying(
+                    1,
+                    0u32..100_000,
+                    |x| {
+                        if crashes(x) {
+                            panic!("simulated crash");
+                        }
+                        calls.set(calls.get() + 1);
+                        Ok(())
+                    },
+                    r,
+                )
+            }));
+            match run {
+                Ok(v) => break v,
+                Err(_) => {
+                    // The step of the call that died: calls run steps in order, skipping
+                    // step 0 and the crashed steps when replaying.
+                    let n = calls.get();
+                    let step = match &replay {
+                        None => n,
+                        Some((_, crashed)) => {
+                            (1..).filter(|s| !crashed.contains(s)).nth(n).unwrap_or(0)
+                        }
+                    };
+                    let r = replay.get_or_insert((0, Vec::new()));
+                    if step > 0 {
+                        r.1.push(step);
+                    }
+                }
+            }
+        };
+        match verdict {
+            Verdict::Finding {
+                kind: "crash",
+                counterexample,
+                ..
+            } => assert_eq!(counterexample, want),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn result_lines_round_trip() {
+        let v = Verdict::Finding {
+            kind: "crash",
+            counterexample: "a\tb\nc\\".into(),
+            detail: "d".into(),
+        };
+        let line = verdict_line(&v).unwrap();
+        match parse_verdict(&line) {
+            Verdict::Finding {
+                kind,
+                counterexample,
+                detail,
+            } => {
+                assert_eq!(kind, "crash");
+                assert_eq!(counterexample, "a\tb\nc\\");
+                assert_eq!(detail, "d");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(parse_verdict("pass\tnote"), Verdict::Pass(n) if n == "note"));
+    }
 }
