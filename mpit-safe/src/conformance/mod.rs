@@ -492,10 +492,16 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
     // steps that crashed, and what each crash was.
     let mut replay: Option<(u32, Vec<usize>)> = None;
     let mut step_crash: BTreeMap<usize, String> = BTreeMap::new();
+    const SHRINK_BUDGET: usize = 24;
     let verdict = loop {
         let arg = replay.as_ref().map(|(k, steps)| {
             let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();
-            format!("{k};{}", steps.join(","))
+            let last = if step_crash.len() >= SHRINK_BUDGET {
+                ";last"
+            } else {
+                ""
+            };
+            format!("{k};{}{last}", steps.join(","))
         });
         let run = run_child(cfg, p, &avoid, arg.as_deref());
         if !run.crashed {
@@ -507,7 +513,9 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
             .map_or("(no call announced)".to_string(), |(_, t)| t);
         let text = format!("{} in {call}", run.exit);
         if let (false, Some((case, step))) = (p.isolation == Isolation::Sweep, run.last_case) {
-            if step_crash.len() < 48 && replay.as_ref().is_none_or(|(k, _)| *k == case) {
+            if step_crash.len() < SHRINK_BUDGET + 2
+                && replay.as_ref().is_none_or(|(k, _)| *k == case)
+            {
                 step_crash.insert(step, text);
                 let r = replay.get_or_insert((case, Vec::new()));
                 if step > 0 {
@@ -532,10 +540,17 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
             kind: "crash",
             counterexample,
             detail,
-        }) if !step_crash.is_empty() => Some((counterexample.clone(), detail.parse().unwrap_or(0))),
+        }) if !step_crash.is_empty() => {
+            let (step, extra) = detail.split_once('\t').unwrap_or((detail, ""));
+            Some((
+                counterexample.clone(),
+                step.parse().unwrap_or(0),
+                extra.to_string(),
+            ))
+        }
         _ => None,
     };
-    let (status, counterexample, detail) = if let Some((value, step)) = shrunk_crash {
+    let (status, counterexample, detail) = if let Some((value, step, extra)) = shrunk_crash {
         let call = step_crash.get(&step).cloned().unwrap_or_default();
         (
             Status::Finding {
@@ -543,8 +558,9 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
             },
             Some(value),
             format!(
-                "{call} (minimal crashing input, shrunk over {} re-executions)",
-                step_crash.len()
+                "{call} (minimal crashing input, shrunk over {} re-executions){}{extra}",
+                step_crash.len(),
+                if extra.is_empty() { "" } else { "; " }
             ),
         )
     } else if !crashes.is_empty() || !step_crash.is_empty() {
@@ -653,20 +669,48 @@ where
     S: Strategy,
     S::Value: std::fmt::Debug,
 {
-    let replay: Option<(u32, Vec<usize>)> = std::env::var(REPLAY_ENV).ok().and_then(|r| {
-        let (case, steps) = r.split_once(';')?;
-        let steps = steps.split(',').filter_map(|x| x.parse().ok()).collect();
-        Some((case.parse().ok()?, steps))
+    // A property may run several generated checks one after the other (rounds); case ids
+    // announced to the parent carry the round, so a replay applies to its own round only.
+    static ROUND: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let round = ROUND.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let replay: Option<Replay> = std::env::var(REPLAY_ENV).ok().and_then(|r| {
+        let mut f = r.split(';');
+        let id: u32 = f.next()?.parse().ok()?;
+        let crashed = f
+            .next()?
+            .split(',')
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        let last = f.next() == Some("last");
+        (id / ROUND_SPAN == round).then_some(Replay {
+            case: id % ROUND_SPAN,
+            crashed,
+            last,
+        })
     });
-    check_prop_replaying(cases, strategy, test, replay)
+    check_prop_replaying(cases, strategy, test, replay, round)
 }
+
+/// What a re-executed child replays: the case that crashed, the shrink steps that crashed,
+/// and whether to stop shrinking there (`last`: the parent's budget of re-executions is spent;
+/// steps not known to crash count as passing without being run).
+#[derive(Debug, Clone, Default)]
+struct Replay {
+    case: u32,
+    crashed: Vec<usize>,
+    last: bool,
+}
+
+/// Case ids announced to the parent are `round * ROUND_SPAN + case`.
+const ROUND_SPAN: u32 = 1_000_000;
 
 /// [`check_prop`] with the replay (case, crashed steps) given.
 fn check_prop_replaying<S>(
     cases: u32,
     strategy: S,
     test: impl Fn(S::Value) -> Result<(), TestCaseError>,
-    replay: Option<(u32, Vec<usize>)>,
+    replay: Option<Replay>,
+    round: u32,
 ) -> Verdict
 where
     S: Strategy,
@@ -681,14 +725,15 @@ where
     let mut runner = TestRunner::new_with_rng(config, rng);
     // `None`: passed (or rejected); `Some(None)`: crashed (replayed); `Some(Some(r))`: failed.
     let outcome = |case: u32, step: usize, value: S::Value| -> Option<Option<String>> {
-        if replay
-            .as_ref()
-            .is_some_and(|(k, crashed)| *k == case && (step == 0 || crashed.contains(&step)))
-        {
-            return Some(None);
+        match &replay {
+            Some(r) if r.case == case && (step == 0 || r.crashed.contains(&step)) => {
+                return Some(None);
+            }
+            Some(r) if r.case == case && r.last => return None,
+            _ => {}
         }
         // println! (not a locked handle): the test harness captures it.
-        println!("{CASE}{case}\t{step}");
+        println!("{CASE}{}\t{step}", round * ROUND_SPAN + case);
         let _ = std::io::stdout().flush();
         match test(value) {
             Err(TestCaseError::Fail(r)) => Some(Some(r.to_string())),
@@ -700,7 +745,7 @@ where
             Ok(t) => t,
             Err(r) => return Verdict::Skip(format!("no input generated: {r}")),
         };
-        if replay.as_ref().is_some_and(|(k, _)| case < *k) {
+        if replay.as_ref().is_some_and(|r| case < r.case) {
             continue;
         }
         let Some(mut reason) = outcome(case, 0, tree.current()) else {
@@ -779,12 +824,13 @@ mod tests {
                 }
             },
             None,
+            0,
         );
         assert!(
             matches!(&v, Verdict::Finding { kind: "violation", counterexample, .. } if counterexample == "17"),
             "{v:?}"
         );
-        let pass = check_prop_replaying(16, 0u32..10, |_| Ok(()), None);
+        let pass = check_prop_replaying(16, 0u32..10, |_| Ok(()), None, 0);
         assert!(matches!(pass, Verdict::Pass(_)), "{pass:?}");
     }
 
@@ -805,6 +851,7 @@ mod tests {
                 }
             },
             None,
+            0,
         );
         let Verdict::Finding {
             counterexample: want,
@@ -813,7 +860,7 @@ mod tests {
         else {
             panic!("the first case of the fixed seed should fail: {in_process:?}");
         };
-        let mut replay: Option<(u32, Vec<usize>)> = None;
+        let mut replay: Option<Replay> = None;
         let mut executions = 0;
         let verdict = loop {
             executions += 1;
@@ -832,6 +879,7 @@ mod tests {
                         Ok(())
                     },
                     r,
+                    0,
                 )
             }));
             match run {
@@ -842,13 +890,11 @@ mod tests {
                     let n = calls.get();
                     let step = match &replay {
                         None => n,
-                        Some((_, crashed)) => {
-                            (1..).filter(|s| !crashed.contains(s)).nth(n).unwrap_or(0)
-                        }
+                        Some(r) => (1..).filter(|s| !r.crashed.contains(s)).nth(n).unwrap_or(0),
                     };
-                    let r = replay.get_or_insert((0, Vec::new()));
+                    let r = replay.get_or_insert_with(Replay::default);
                     if step > 0 {
-                        r.1.push(step);
+                        r.crashed.push(step);
                     }
                 }
             }

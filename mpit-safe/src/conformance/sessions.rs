@@ -441,6 +441,34 @@ fn op_strategy(nvars: usize) -> impl Strategy<Value = Op> {
     ]
 }
 
+/// `op` with its session and handle indices taken modulo the `ns` sessions and `nh` handles
+/// created so far (`None`: it refers to a kind of thing that does not exist yet).
+fn resolve(op: Op, ns: usize, nh: usize, nvars: usize) -> Option<Op> {
+    let s = |s: usize| (ns > 0).then(|| s % ns.max(1));
+    let h = |h: usize| (nh > 0).then(|| h % nh.max(1));
+    Some(match op {
+        Op::CreateSession if ns >= 4 => return None,
+        Op::CreateSession => op,
+        Op::FreeSession(x) => Op::FreeSession(s(x)?),
+        Op::StartAll(x) => Op::StartAll(s(x)?),
+        Op::StopAll(x) => Op::StopAll(s(x)?),
+        Op::ResetAll(x) => Op::ResetAll(s(x)?),
+        Op::Alloc { session, var } if var < nvars => Op::Alloc {
+            session: s(session)?,
+            var,
+        },
+        Op::Alloc { .. } => return None,
+        Op::Free(x) => Op::Free(h(x)?),
+        Op::Start(x) => Op::Start(h(x)?),
+        Op::Stop(x) => Op::Stop(h(x)?),
+        Op::Reset(x) => Op::Reset(h(x)?),
+        Op::Read(x) => Op::Read(h(x)?),
+        Op::Write(x) => Op::Write(h(x)?),
+        Op::ReadReset(x) => Op::ReadReset(h(x)?),
+        Op::ReadInOtherSession(x, y) => Op::ReadInOtherSession(h(x)?, s(y)?),
+    })
+}
+
 /// The stateful test against `mpit_core::pvar_model`, every operation.
 pub(super) fn model(ctx: &Ctx) -> Verdict {
     model_with(ctx, false)
@@ -475,44 +503,148 @@ fn model_with(ctx: &Ctx, values_only: bool) -> Verdict {
     // Sessions alone (no variables) are still checked: create/free and ALL_HANDLES.
     let nvars = chosen.len().max(1);
     let traits: Vec<VarTraits> = chosen.iter().map(|(_, t)| *t).collect();
-    let strategy = if values_only {
-        proptest::collection::vec(value_op_strategy(nvars).boxed(), 1..40)
-    } else {
-        proptest::collection::vec(op_strategy(nvars).boxed(), 1..40)
+    // Each violation found leaves its kind of operation out of the next round, so one run
+    // reports every kind of departure, each with its own minimal sequence.
+    let mut excluded: Vec<String> = Vec::new();
+    let mut found: Vec<Verdict> = Vec::new();
+    loop {
+        let ex = excluded.clone();
+        let keep = move |op: &Op| !ex.contains(&op_kind(op));
+        let strategy = if values_only {
+            proptest::collection::vec(
+                value_op_strategy(nvars)
+                    .prop_filter("left out", keep)
+                    .boxed(),
+                1..40,
+            )
+        } else {
+            proptest::collection::vec(
+                op_strategy(nvars).prop_filter("left out", keep).boxed(),
+                1..40,
+            )
+        };
+        let failing = std::cell::RefCell::new(None);
+        let verdict = model_round(ctx, &chosen, &traits, strategy, &failing);
+        match (verdict, failing.into_inner()) {
+            (v @ Verdict::Finding { .. }, Some(kind)) if found.len() < 6 => {
+                found.push(v);
+                excluded.push(kind);
+            }
+            // A crash is reported as it is (its detail is the shrink step the parent needs),
+            // with the violations of the earlier rounds after a tab.
+            (
+                Verdict::Finding {
+                    kind: "crash",
+                    counterexample,
+                    detail,
+                },
+                _,
+            ) => {
+                let earlier = match combine(found, &excluded) {
+                    Verdict::Finding {
+                        counterexample: c,
+                        detail: d,
+                        ..
+                    } => format!("\tearlier rounds: {d} (sequence {c})"),
+                    _ => String::new(),
+                };
+                let v = Verdict::Finding {
+                    kind: "crash",
+                    counterexample,
+                    detail: format!("{detail}{earlier}"),
+                };
+                break finish(universe, &chosen, v);
+            }
+            (v, _) if found.is_empty() => break finish(universe, &chosen, v),
+            _ => break finish(universe, &chosen, combine(found, &excluded)),
+        }
+    }
+}
+
+/// The name of an operation's kind (`Read`, `StartAll`, ...).
+fn op_kind(op: &Op) -> String {
+    format!("{op:?}")
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect()
+}
+
+/// The first violation as the finding; the others (found with the earlier ones' kinds of
+/// operation left out) in the detail.
+fn combine(found: Vec<Verdict>, excluded: &[String]) -> Verdict {
+    let mut all = found.into_iter().filter_map(|v| match v {
+        Verdict::Finding {
+            counterexample,
+            detail,
+            ..
+        } => Some((counterexample, detail)),
+        _ => None,
+    });
+    let Some((cex, first)) = all.next() else {
+        return Verdict::Pass(String::new());
     };
-    let verdict = check_prop(ctx.cases.div_ceil(2).max(1), strategy, |ops| {
-        let mut model = PvarModel::new(traits.clone());
+    let rest: Vec<String> = all
+        .zip(excluded.iter())
+        .map(|((c, d), left_out)| format!("without {left_out}: {d} (sequence {c})"))
+        .collect();
+    Verdict::violation(
+        cex,
+        if rest.is_empty() {
+            first
+        } else {
+            format!("{first}; {}", rest.join("; "))
+        },
+    )
+}
+
+fn finish(
+    universe: Option<mpi::environment::Universe>,
+    chosen: &[(Var, VarTraits)],
+    verdict: Verdict,
+) -> Verdict {
+    drop(universe);
+    let names: Vec<&str> = chosen.iter().map(|(v, _)| v.name.as_str()).collect();
+    verdict.noting(if names.is_empty() {
+        "no usable performance variable: sessions, ALL_HANDLES and null handles only".to_string()
+    } else {
+        format!("{} variables: {}", names.len(), names.join(", "))
+    })
+}
+
+/// One round of the stateful test; `failing` gets the kind of the operation of the last
+/// failing sequence (the minimal one, once shrinking is done).
+fn model_round(
+    ctx: &Ctx,
+    chosen: &[(Var, VarTraits)],
+    traits: &[VarTraits],
+    strategy: impl Strategy<Value = Vec<Op>>,
+    failing: &std::cell::RefCell<Option<String>>,
+) -> Verdict {
+    check_prop(ctx.cases, strategy, |ops| {
+        let mut model = PvarModel::new(traits.to_vec());
         let mut comm = Some(world());
         let mut sessions: Vec<sys::MPI_T_pvar_session> = Vec::new();
         let mut handles: Vec<RealHandle> = Vec::new();
         let all = sys::mpi_t_pvar_all_handles();
         let mut result = Ok(());
-        for (step, op) in ops.iter().enumerate() {
+        let mut executed = Vec::new();
+        for op in &ops {
             let op = *op;
-            // Ops on things that never existed are meaningless: skip them.
+            let step = executed.len();
+            // Indices are taken modulo what exists (so most generated operations act on
+            // something); operations on nothing yet are skipped.
             let (ns, nh) = model.sizes();
-            let skip = match op {
-                Op::FreeSession(s) | Op::StartAll(s) | Op::StopAll(s) | Op::ResetAll(s) => s >= ns,
-                Op::Alloc { session, var } => session >= ns || var >= traits.len(),
-                Op::ReadInOtherSession(h, s) => {
-                    h >= nh
-                        || s >= ns
-                        || !model.handle_live(h)
-                        || !model.session_live(s)
-                        || model.session_of(h) == Some(s)
-                }
-                Op::CreateSession => ns >= 4,
-                Op::Free(h)
-                | Op::Start(h)
-                | Op::Stop(h)
-                | Op::Reset(h)
-                | Op::Read(h)
-                | Op::Write(h)
-                | Op::ReadReset(h) => h >= nh,
-            };
-            if skip {
+            let Some(op) = resolve(op, ns, nh, traits.len()) else {
                 continue;
+            };
+            if let Op::ReadInOtherSession(h, s) = op {
+                if !model.handle_live(h) || !model.session_live(s) || model.session_of(h) == Some(s)
+                {
+                    continue;
+                }
             }
+            executed.push(op);
+            announce(None, &format!("{op:?} after {:?}", &executed[..step]));
             let mut value = None;
             let read_buf = |h: &RealHandle| raw::buffer(h.count);
             let rc = match op {
@@ -623,8 +755,9 @@ fn model_with(ctx: &Ctx, values_only: bool) -> Verdict {
                     format!(" (variable {} {})", chosen[i].0.index, chosen[i].0.name)
                 });
                 result = Err(TestCaseError::fail(format!(
-                    "step {step}: {op:?}{var}: {v}"
+                    "step {step}: {op:?}{var}: {v}; executed: {executed:?}"
                 )));
+                *failing.borrow_mut() = Some(op_kind(&op));
                 break;
             }
         }
@@ -636,13 +769,6 @@ fn model_with(ctx: &Ctx, values_only: bool) -> Verdict {
             }
         }
         result
-    });
-    drop(universe);
-    let names: Vec<&str> = chosen.iter().map(|(v, _)| v.name.as_str()).collect();
-    verdict.noting(if names.is_empty() {
-        "no usable performance variable: sessions, ALL_HANDLES and null handles only".to_string()
-    } else {
-        format!("{} variables: {}", names.len(), names.join(", "))
     })
 }
 
