@@ -492,7 +492,7 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
     // steps that crashed, and what each crash was.
     let mut replay: Option<(u32, Vec<usize>)> = None;
     let mut step_crash: BTreeMap<usize, String> = BTreeMap::new();
-    const SHRINK_BUDGET: usize = 24;
+    const SHRINK_BUDGET: usize = 12;
     let verdict = loop {
         let arg = replay.as_ref().map(|(k, steps)| {
             let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();
@@ -551,7 +551,12 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
         _ => None,
     };
     let (status, counterexample, detail) = if let Some((value, step, extra)) = shrunk_crash {
-        let call = step_crash.get(&step).cloned().unwrap_or_default();
+        let call = step_crash.get(&step).cloned().unwrap_or_else(|| {
+            format!(
+                "(shrink step {step}; crashed steps {:?})",
+                step_crash.keys().collect::<Vec<_>>()
+            )
+        });
         (
             Status::Finding {
                 kind: "crash".into(),
@@ -693,7 +698,7 @@ where
 
 /// What a re-executed child replays: the case that crashed, the shrink steps that crashed,
 /// and whether to stop shrinking there (`last`: the parent's budget of re-executions is spent;
-/// steps not known to crash count as passing without being run).
+/// steps after the last known crash count as passing without being run).
 #[derive(Debug, Clone, Default)]
 struct Replay {
     case: u32,
@@ -729,7 +734,10 @@ where
             Some(r) if r.case == case && (step == 0 || r.crashed.contains(&step)) => {
                 return Some(None);
             }
-            Some(r) if r.case == case && r.last => return None,
+            // Past the last known crash, with the budget spent: count as passing, unrun.
+            Some(r) if r.case == case && r.last && r.crashed.iter().all(|&c| step > c) => {
+                return None;
+            }
             _ => {}
         }
         // println! (not a locked handle): the test harness captures it.

@@ -515,12 +515,12 @@ fn model_with(ctx: &Ctx, values_only: bool) -> Verdict {
                 value_op_strategy(nvars)
                     .prop_filter("left out", keep)
                     .boxed(),
-                1..40,
+                1..24,
             )
         } else {
             proptest::collection::vec(
                 op_strategy(nvars).prop_filter("left out", keep).boxed(),
-                1..40,
+                1..24,
             )
         };
         let failing = std::cell::RefCell::new(None);
