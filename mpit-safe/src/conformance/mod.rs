@@ -235,6 +235,8 @@ impl Ctx {
 const CALL: &str = "@@call ";
 const CASE: &str = "@@case ";
 const REPLAY_ENV: &str = "MPIT_CONFORM_REPLAY";
+/// Set in every child, so a child whose `main` forgot `child_main` cannot recurse.
+const CHILD_ENV: &str = "MPIT_CONFORM_CHILD";
 const RESULT: &str = "@@result ";
 const ARG: &str = "--run-property";
 const AVOID_ENV: &str = "MPIT_CONFORM_AVOID";
@@ -363,9 +365,10 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>)
         .env(AVOID_ENV, avoid.join("\u{1f}"))
         .env("MPIT_CONFORM_JOB", std::process::id().to_string())
         .env(REPLAY_ENV, replay.unwrap_or(""))
+        .env(CHILD_ENV, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+        .stderr(Stdio::piped());
     if let (Isolation::Events, Some(provider)) = (p.isolation, &cfg.event_provider) {
         cmd.env("LD_PRELOAD", provider);
     }
@@ -382,6 +385,20 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>)
         }
     };
     let stdout = child.stdout.take();
+    // The last line the child wrote to stderr (an assertion, an MPI error message) is kept
+    // for the report of a crash.
+    let stderr = child.stderr.take();
+    let err_reader = std::thread::spawn(move || {
+        let mut last = String::new();
+        if let Some(s) = stderr {
+            for l in BufReader::new(s).lines().map_while(Result::ok) {
+                if !l.trim().is_empty() {
+                    last = l;
+                }
+            }
+        }
+        last
+    });
     let reader = std::thread::spawn(move || {
         let mut lines = Vec::new();
         if let Some(s) = stdout {
@@ -431,6 +448,12 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>)
         None => format!("killed after {} s (timeout)", cfg.timeout.as_secs()),
         Some(s) => describe_exit(s),
     };
+    let last_err = err_reader.join().unwrap_or_default();
+    if status.is_some_and(|s| s.code().is_some()) && !last_err.is_empty() {
+        // An exit code, not a signal: what the library said before exiting.
+        let shown: String = last_err.trim().chars().take(160).collect();
+        run.exit = format!("{} (stderr: {shown})", run.exit);
+    }
     run.crashed = status.is_none_or(|s| !s.success()) || run.result.is_none();
     run
 }
@@ -511,7 +534,12 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
             .last_call
             .clone()
             .map_or("(no call announced)".to_string(), |(_, t)| t);
-        let text = format!("{} in {call}", run.exit);
+        let text = if run.result.is_some() {
+            // The property finished and reported; the process died afterwards.
+            format!("{} at process exit, after {call}", run.exit)
+        } else {
+            format!("{} in {call}", run.exit)
+        };
         if let (false, Some((case, step))) = (p.isolation == Isolation::Sweep, run.last_case) {
             if step_crash.len() < SHRINK_BUDGET + 2
                 && replay.as_ref().is_none_or(|(k, _)| *k == case)
@@ -643,7 +671,32 @@ pub fn implementation() -> Implementation {
 }
 
 /// Runs every property (or those of `cfg.only`) in child processes and reports.
+///
+/// The children are `cfg.exe` re-executed with `--run-property ID`: its `main` must call
+/// [`child_main`] first. If it does not, a child would call `run` again; that is detected
+/// (every property is then skipped with a message saying so) instead of recursing.
 pub fn run(cfg: &Config) -> Report {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        let outcomes = properties()
+            .iter()
+            .map(|p| Outcome {
+                id: p.id,
+                section: p.section,
+                rule: p.rule,
+                status: Status::Skip {
+                    reason: "conformance::run called in a child: call child_main first".into(),
+                },
+                counterexample: None,
+                detail: String::new(),
+                seconds: 0.0,
+            })
+            .collect();
+        return Report {
+            implementation: implementation(),
+            cases: cfg.cases,
+            outcomes,
+        };
+    }
     let mut avoid_vars = Vec::new();
     let outcomes = properties()
         .iter()
