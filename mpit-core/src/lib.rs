@@ -69,6 +69,7 @@ pub mod event;
 pub mod event_model;
 pub mod info;
 pub mod pvar;
+pub mod pvar_model;
 pub mod string;
 pub mod thread;
 pub mod verbosity;
