@@ -185,7 +185,16 @@ mod run {
         );
         let reg = raw_registration();
         g.bench_function("raw", |b| b.iter(|| black_box(raise())));
-        // The provider's own ceiling: batches raised into the raw callback, one thread.
+        free_raw(reg);
+        let r = safe_registration();
+        g.bench_function("safe", |b| b.iter(|| black_box(raise())));
+        g.finish();
+        drop(r);
+        assert!(sum.load(Ordering::Relaxed) > 0);
+        assert!(RAW_SUM.load(Ordering::Relaxed) > 0);
+
+        // Stream throughput with one producer thread, per ordered source: "monotonic"
+        // (clock_gettime per event) and "tsc" (rdtsc).
         const N: i64 = 2_000_000;
         let batch: Vec<TestEvent> = (0..1024u64)
             .map(|i| TestEvent {
@@ -195,7 +204,7 @@ mod run {
                 flag: 0,
             })
             .collect();
-        let raise_n = |n: i64| {
+        let raise_n = |source: i32, n: i64| {
             let mut left = n;
             while left > 0 {
                 let k = left.min(batch.len() as i64);
@@ -203,7 +212,7 @@ mod run {
                 let rc = unsafe {
                     raise_many(
                         ev as i32,
-                        0,
+                        source,
                         3,
                         std::ptr::null(),
                         batch.as_ptr().cast(),
@@ -215,64 +224,75 @@ mod run {
                 left -= k;
             }
         };
-        let t = Instant::now();
-        raise_n(N);
-        let raw_rate = N as f64 / t.elapsed().as_secs_f64();
-        // The same registration with the C equivalent of the stream's copy (no queue).
-        // SAFETY: live registration; C-signature callback touching only statics.
-        unsafe {
-            sys::MPI_T_event_register_callback(
-                reg,
-                sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE as sys::MPI_T_cb_safety,
-                sys::MPI_INFO_NULL,
-                std::ptr::null_mut(),
-                Some(raw_copy_cb),
-            );
-        }
-        let t = Instant::now();
-        raise_n(N);
-        let raw_copy_rate = N as f64 / t.elapsed().as_secs_f64();
-        assert_eq!(RAW_COPIES.load(Ordering::Relaxed), N as u64);
-        free_raw(reg);
-        assert!(RAW_SUM.load(Ordering::Relaxed) > 0);
-        let r = safe_registration();
-        g.bench_function("safe", |b| b.iter(|| black_box(raise())));
-        g.finish();
-        drop(r);
-        assert!(sum.load(Ordering::Relaxed) > 0);
-
-        // Stream throughput with one producer thread. First the callback alone: a queue large
-        // enough for every event, drained afterwards (what the C ceilings above measure).
-        let r = mpit.register_event(ev, &NoObject).unwrap();
-        let stream = r.stream(CbSafety::AsyncSignalSafe, N as usize).unwrap();
-        let t = Instant::now();
-        raise_n(N);
-        let alone_rate = N as f64 / t.elapsed().as_secs_f64();
-        let alone_received = stream.drain().count();
-        assert_eq!((alone_received, stream.drops()), (N as usize, 0));
-        drop(r);
-        // Then sustained, with a consumer draining concurrently, median of 5 runs.
-        let r = mpit.register_event(ev, &NoObject).unwrap();
-        let stream = r.stream(CbSafety::AsyncSignalSafe, 1 << 16).unwrap();
-        let mut rates = Vec::new();
-        let mut received = 0u64;
-        for _ in 0..5 {
-            let start = Instant::now();
-            std::thread::scope(|s| {
-                let producer = s.spawn(|| raise_n(N));
-                // Drain in batches and let the producer run in between: a consumer spinning
-                // on an empty queue only bounces its cache lines (2 cores here).
-                while !producer.is_finished() {
+        let rate = |f: &dyn Fn()| {
+            let t = Instant::now();
+            f();
+            N as f64 / t.elapsed().as_secs_f64()
+        };
+        let mut stream_lines = Vec::new();
+        for source in [0, 3] {
+            let name = mpit.source_info(source as usize).unwrap().name.to_string();
+            // The C ceilings: the provider alone into a raw C callback, and a C callback doing
+            // what the stream's callback does (copy, source, timestamp) without a queue.
+            let reg = raw_registration();
+            let raw_rate = rate(&|| raise_n(source, N));
+            // SAFETY: live registration; C-signature callback touching only statics.
+            unsafe {
+                sys::MPI_T_event_register_callback(
+                    reg,
+                    sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE as sys::MPI_T_cb_safety,
+                    sys::MPI_INFO_NULL,
+                    std::ptr::null_mut(),
+                    Some(raw_copy_cb),
+                );
+            }
+            let copies = RAW_COPIES.load(Ordering::Relaxed);
+            let raw_copy_rate = rate(&|| raise_n(source, N));
+            assert_eq!(RAW_COPIES.load(Ordering::Relaxed) - copies, N as u64);
+            free_raw(reg);
+            // The stream's callback alone: a queue large enough for every event, drained after.
+            let r = mpit.register_event(ev, &NoObject).unwrap();
+            let stream = r.stream(CbSafety::AsyncSignalSafe, N as usize).unwrap();
+            let alone_rate = rate(&|| raise_n(source, N));
+            assert_eq!((stream.drain().count(), stream.drops()), (N as usize, 0));
+            drop(r);
+            // Sustained, with a consumer draining concurrently, median of 5 runs.
+            let r = mpit.register_event(ev, &NoObject).unwrap();
+            let stream = r.stream(CbSafety::AsyncSignalSafe, 1 << 16).unwrap();
+            let mut rates = Vec::new();
+            let mut received = 0u64;
+            for _ in 0..5 {
+                let start = Instant::now();
+                std::thread::scope(|s| {
+                    let producer = s.spawn(|| raise_n(source, N));
+                    // Drain in batches and let the producer run in between: a consumer
+                    // spinning on an empty queue only bounces its cache lines (2 cores here).
+                    while !producer.is_finished() {
+                        received += stream.drain().count() as u64;
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
                     received += stream.drain().count() as u64;
-                    std::thread::sleep(Duration::from_micros(1000));
-                }
-                received += stream.drain().count() as u64;
-            });
-            rates.push(N as f64 / start.elapsed().as_secs_f64());
+                });
+                rates.push(N as f64 / start.elapsed().as_secs_f64());
+            }
+            rates.sort_by(f64::total_cmp);
+            stream_lines.push(format!(
+                "  stream ({name:>9}) sustained with a concurrent consumer: median {:.1} M \
+                 events/s (5 runs: {:.1}-{:.1}; {received} of {} received, {} dropped as the \
+                 queue was full); the callback alone: {:.1} M/s; C ceilings: the provider into \
+                 a raw C callback {:.1} M/s, a C callback doing the stream's \
+                 copy/source/timestamp without a queue {:.1} M/s",
+                rates[2] / 1e6,
+                rates[0] / 1e6,
+                rates[4] / 1e6,
+                5 * N,
+                stream.drops(),
+                alone_rate / 1e6,
+                raw_rate / 1e6,
+                raw_copy_rate / 1e6
+            ));
+            drop(r);
         }
-        rates.sort_by(f64::total_cmp);
-        let drops = stream.drops();
-        drop(r);
 
         c.final_summary();
         println!(
@@ -293,22 +313,9 @@ mod run {
              {:.3}, fastest round safe/raw {:.3})",
             interleaved.ratio, interleaved.ratio_of_mins
         );
-        println!(
-            "  stream             {received} of {} events received, {drops} dropped (queue \
-             full); sustained with a concurrent consumer: median {:.1} M events/s (5 runs: \
-             {:.1}-{:.1}); the callback alone into a queue that holds them all: {:.1} M/s",
-            5 * N,
-            rates[2] / 1e6,
-            rates[0] / 1e6,
-            rates[4] / 1e6,
-            alone_rate / 1e6
-        );
-        println!(
-            "  C ceilings         the provider alone into a raw C callback: {:.1} M/s; a C \
-             callback doing the stream's copy/source/timestamp (no queue): {:.1} M/s",
-            raw_rate / 1e6,
-            raw_copy_rate / 1e6
-        );
+        for l in &stream_lines {
+            println!("{l}");
+        }
         drop(lib);
     }
 }

@@ -36,6 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "mpit_provider.h"
 
@@ -51,6 +54,9 @@
 
 /* ------------------------------------------------------------------------------------------ */
 /* Static description of the sources and event types                                          */
+
+/* The time-stamp counter, a clock of the provider's own (not a clockid of the kernel). */
+#define CLOCK_TSC ((clockid_t) -100)
 
 typedef struct {
     const char *name;
@@ -74,6 +80,10 @@ static const source_t sources[NSRC] = {
      "CPU time of the raising thread (CLOCK_THREAD_CPUTIME_ID) in nanoseconds; no ad-hoc "
      "timestamps (MPI_T_source_get_timestamp: MPI_T_ERR_NOT_SUPPORTED)",
      MPI_T_SOURCE_UNORDERED, CLOCK_THREAD_CPUTIME_ID, "CLOCK_THREAD_CPUTIME_ID", 0},
+    {"tsc",
+     "the CPU's time-stamp counter (rdtsc), ticks per second calibrated against "
+     "CLOCK_MONOTONIC_RAW; delivered one at a time in timestamp order like monotonic",
+     MPI_T_SOURCE_ORDERED, CLOCK_TSC, "TSC", 1},
 };
 
 typedef struct {
@@ -187,9 +197,9 @@ static evstate_t evs[NEVT];
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static reg_t *g_live;
-static pthread_mutex_t src_lock[NSRC] = {PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
-                                         PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
-                                         PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP};
+static pthread_mutex_t src_lock[NSRC] = {
+    PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
+    PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP};
 static MPI_Count src_last[NSRC]; /* last timestamp of an ORDERED source, under src_lock */
 
 static atomic_int g_mpit_init; /* MPI_T_init_thread minus MPI_T_finalize */
@@ -217,8 +227,41 @@ static inline int valid_level(int l)
 static inline MPI_Count clock_ticks(clockid_t c)
 {
     struct timespec ts;
-    clock_gettime(c, &ts);
+#if defined(__x86_64__)
+    if (c == CLOCK_TSC)
+        return (MPI_Count) (__rdtsc() & (~0ULL >> 1));
+#endif
+    clock_gettime(c == CLOCK_TSC ? CLOCK_MONOTONIC : c, &ts);
     return (MPI_Count) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static MPI_Count g_tsc_hz;
+static pthread_once_t g_tsc_once = PTHREAD_ONCE_INIT;
+
+/* Ticks per second of the time-stamp counter: counted over 5 ms of CLOCK_MONOTONIC_RAW. */
+static void calibrate_tsc(void)
+{
+#if defined(__x86_64__)
+    struct timespec a, b, pause = {0, 5000000};
+    clock_gettime(CLOCK_MONOTONIC_RAW, &a);
+    unsigned long long t0 = __rdtsc();
+    nanosleep(&pause, NULL);
+    clock_gettime(CLOCK_MONOTONIC_RAW, &b);
+    unsigned long long t1 = __rdtsc();
+    double ns = (double) (b.tv_sec - a.tv_sec) * 1e9 + (double) (b.tv_nsec - a.tv_nsec);
+    g_tsc_hz = (MPI_Count) ((double) (t1 - t0) * 1e9 / ns);
+#else
+    g_tsc_hz = 1000000000;
+#endif
+}
+
+/* Ticks per second of source `src`. */
+static MPI_Count source_tps(int src)
+{
+    if (sources[src].clock != CLOCK_TSC)
+        return 1000000000;
+    pthread_once(&g_tsc_once, calibrate_tsc);
+    return g_tsc_hz;
 }
 
 /* The standard's convention for returning strings (section 16.3.3): at most *len - 1
@@ -785,7 +828,7 @@ API int MPI_T_source_get_info(int source_index, char *name, int *name_len, char 
     string_out(s->name, name, name_len);
     string_out(s->desc, desc, desc_len);
     *ordering = s->ordering;
-    *ticks_per_second = 1000000000;
+    *ticks_per_second = source_tps(source_index);
     *max_ticks = COUNT_MAX;
     return MPI_SUCCESS;
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mpit_provider.h"
@@ -298,7 +299,7 @@ static void test_queries(void)
     CHECK_EQ(p_abi(), MPIT_PROVIDER_ABI_VERSION);
 
     /* sources */
-    const char *names[] = {"monotonic", "realtime", "thread_cputime"};
+    const char *names[] = {"monotonic", "realtime", "thread_cputime", "tsc"};
     for (int s = 0; s < MPIT_PROVIDER_NUM_SOURCES; s++) {
         char name[64], desc[512];
         int nl = sizeof name, dl = sizeof desc;
@@ -310,8 +311,24 @@ static void test_queries(void)
         CHECK(strcmp(name, names[s]) == 0);
         CHECK_EQ(nl, strlen(names[s]) + 1);
         CHECK(dl > 1);
-        CHECK_EQ(ord, s == 0 ? MPI_T_SOURCE_ORDERED : MPI_T_SOURCE_UNORDERED);
-        CHECK_EQ(tps, 1000000000);
+        const int ordered = s == MPIT_PROVIDER_SOURCE_MONOTONIC || s == MPIT_PROVIDER_SOURCE_TSC;
+        CHECK_EQ(ord, ordered ? MPI_T_SOURCE_ORDERED : MPI_T_SOURCE_UNORDERED);
+        if (s == MPIT_PROVIDER_SOURCE_TSC) {
+            /* Calibrated: 20 ms of CLOCK_MONOTONIC are 20 ms of ticks, within 10%. */
+            CHECK(tps > 0);
+            MPI_Count t0 = 0, t1 = 0;
+            struct timespec a, b, pause = {0, 20000000};
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            CHECK_RC(MPI_T_source_get_timestamp(s, &t0), MPI_SUCCESS);
+            nanosleep(&pause, NULL);
+            CHECK_RC(MPI_T_source_get_timestamp(s, &t1), MPI_SUCCESS);
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            double ns = (double) (b.tv_sec - a.tv_sec) * 1e9 + (double) (b.tv_nsec - a.tv_nsec);
+            double ticks_ns = (double) (t1 - t0) * 1e9 / (double) tps;
+            CHECK(ticks_ns > 0.9 * ns && ticks_ns < 1.1 * ns);
+        } else {
+            CHECK_EQ(tps, 1000000000);
+        }
         CHECK(maxt > 0);
         CHECK(info != MPI_INFO_NULL);
         if (info != MPI_INFO_NULL) {
@@ -332,13 +349,14 @@ static void test_queries(void)
     }
     MPI_T_source_order ord;
     MPI_Count tps, maxt, ts;
-    CHECK_RC(MPI_T_source_get_info(3, NULL, NULL, NULL, NULL, &ord, &tps, &maxt, NULL),
+    const int past_end = MPIT_PROVIDER_NUM_SOURCES;
+    CHECK_RC(MPI_T_source_get_info(past_end, NULL, NULL, NULL, NULL, &ord, &tps, &maxt, NULL),
              MPI_T_ERR_INVALID_INDEX);
     CHECK_RC(MPI_T_source_get_info(-1, NULL, NULL, NULL, NULL, &ord, &tps, &maxt, NULL),
              MPI_T_ERR_INVALID_INDEX);
     CHECK_RC(MPI_T_source_get_info(0, NULL, NULL, NULL, NULL, NULL, &tps, &maxt, NULL),
              MPI_T_ERR_INVALID);
-    CHECK_RC(MPI_T_source_get_timestamp(3, &ts), MPI_T_ERR_INVALID_INDEX);
+    CHECK_RC(MPI_T_source_get_timestamp(past_end, &ts), MPI_T_ERR_INVALID_INDEX);
     CHECK_RC(MPI_T_source_get_timestamp(0, NULL), MPI_T_ERR_INVALID);
 
     /* string convention: length query, truncation */

@@ -192,8 +192,8 @@ mod with_events {
             "not the provider's 8 event types"
         );
         assert!(
-            stdout.contains(" sources=3 "),
-            "not the provider's 3 sources"
+            stdout.contains(" sources=4 "),
+            "not the provider's 4 sources"
         );
     }
 

@@ -45,7 +45,7 @@ mod with_events {
             1 => (0usize..3, level()).prop_map(|(r, l)| Op::Remove(r, l)),
             1 => (0usize..3).prop_map(Op::Handler),
             1 => (0usize..3).prop_map(Op::Free),
-            5 => (0usize..3, level()).prop_map(|(s, c)| Op::Raise(s, c)),
+            5 => (0usize..4, level()).prop_map(|(s, c)| Op::Raise(s, c)),
         ]
     }
 
