@@ -44,23 +44,26 @@ pub struct CvarHandle<'a, T, L: Level = crate::level::Single> {
     _borrow: Borrow<'a, L, T>,
 }
 
-/// Open MPI 4.1.4 segfaults in `MPI_T_cvar_read` of the integer and boolean variables its UCX
-/// common library registers for itself and for each UCX component (`opal_common_ucx_verbose`,
-/// `osc_ucx_progress_iterations`, `pml_ucx_opal_mem_hooks`, ...: nine here, when UCX is not
-/// selected) once `MPI_Init` has run: their storage goes away with the closed components while
-/// the variables stay registered. Found by reading every variable after `MPI_Init` with
-/// `mpit-list`; the string ones read fine.
+/// Open MPI 4.1.4 reads freed memory in `MPI_T_cvar_read` of some integer and boolean
+/// variables of components that `MPI_Init` closes while their variables stay registered:
+/// - the UCX common library's and each UCX component's (`opal_common_ucx_verbose`,
+///   `osc_ucx_progress_iterations`, `pml_ucx_opal_mem_hooks`, ...: nine here, when UCX is not
+///   selected): a segfault on every read after `MPI_Init` (found with `mpit-list`);
+/// - the OFI ones' `verbose` (`opal_common_ofi_verbose`, `btl_ofi_verbose`, `mtl_ofi_verbose`):
+///   a segfault after `MPI_Init` when the variables were listed before it (found by
+///   `mpit-conform`'s sweep; reproduced through this API by `mpit.cvars()` before `MPI_Init`,
+///   then a read after it), otherwise a read of freed memory that happens to return 0.
+///
+/// The string ones read fine.
 fn crashes_after_init(info: &CvarInfo) -> bool {
+    let name = info.name.as_bytes();
     sys::IMPLEMENTATION == "Open MPI"
         && sys::IMPLEMENTATION_VERSION.starts_with("4.")
         && info.datatype != Datatype::Char
-        && ["verbose", "progress_iterations", "opal_mem_hooks"]
+        && (["verbose", "progress_iterations", "opal_mem_hooks"]
             .iter()
-            .any(|v| {
-                let name = info.name.as_bytes();
-                let suffix = format!("_ucx_{v}");
-                name.ends_with(suffix.as_bytes())
-            })
+            .any(|v| name.ends_with(format!("_ucx_{v}").as_bytes()))
+            || name.ends_with(b"_ofi_verbose"))
 }
 
 fn mpi_initialized() -> Result<bool> {
@@ -160,7 +163,8 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
     fn read_raw(&self, buf: *mut std::ffi::c_void) -> Result<()> {
         if self.hazard && mpi_initialized()? {
             return Err(Error::KnownCrash(
-                "Open MPI 4.1 segfaults reading its UCX common variables after MPI_Init",
+                "Open MPI 4.1 reads freed memory (and may segfault) reading this UCX or OFI \
+                 component variable after MPI_Init",
             ));
         }
         // SAFETY: callers pass a buffer of `count` elements of the variable's datatype.
