@@ -4,7 +4,9 @@
 //! closure runs, at which level, which dropped reports precede it) in both. The second test
 //! runs such sequences on three threads at once, each on its own event type (so each thread's
 //! outcomes are its own model's, whatever the interleaving) while the provider's sources,
-//! registration lists and reclamation are shared.
+//! registration lists and reclamation are shared. The sequences and their check are
+//! `mpit_safe::conformance`'s (`event_op`, `check_event_sequence`), which `mpit-conform`'s
+//! `events.model` property runs too.
 //! Re-runs itself with the provider preloaded; without the event API (Open MPI) it says so.
 
 #[cfg(mpit_events)]
@@ -13,134 +15,17 @@ mod provider;
 #[cfg(mpit_events)]
 mod with_events {
     use std::sync::atomic::Ordering;
-    use std::sync::{Arc, Mutex};
     use std::time::Instant;
 
-    use mpit_safe::core::event_model::{EventModel, Outcome};
-    use mpit_safe::level::{self, Level};
-    use mpit_safe::{CbSafety, Mpit, NoObject, Registration};
+    use mpit_safe::Mpit;
+    use mpit_safe::conformance::{check_event_sequence, event_op};
+    use mpit_safe::level;
     use proptest::prelude::*;
-    use proptest::sample::select;
 
-    use crate::provider::{Provider, TestEvent};
+    use crate::provider::Provider;
 
     const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
     const CHILD: &str = "MPIT_EVENTS_MODEL_CHILD";
-
-    #[derive(Debug, Clone)]
-    enum Op {
-        Alloc,
-        Register(usize, CbSafety),
-        Remove(usize, CbSafety),
-        Handler(usize),
-        Free(usize),
-        Raise(usize, CbSafety),
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        let level = || select(CbSafety::ALL.to_vec());
-        prop_oneof![
-            1 => Just(Op::Alloc),
-            3 => (0usize..3, level()).prop_map(|(r, l)| Op::Register(r, l)),
-            1 => (0usize..3, level()).prop_map(|(r, l)| Op::Remove(r, l)),
-            1 => (0usize..3).prop_map(Op::Handler),
-            1 => (0usize..3).prop_map(Op::Free),
-            5 => (0usize..4, level()).prop_map(|(s, c)| Op::Raise(s, c)),
-        ]
-    }
-
-    fn level_index(l: CbSafety) -> u32 {
-        CbSafety::ALL.iter().position(|&x| x == l).unwrap() as u32
-    }
-
-    /// Runs one sequence on the provider and the model; returns the first disagreement.
-    fn check<L: Level>(mpit: &Mpit<L>, p: &Provider, ev: usize, ops: &[Op]) -> Result<(), String> {
-        let log: Arc<Mutex<Vec<Outcome>>> = Arc::new(Mutex::new(Vec::new()));
-        let mut model = EventModel::default();
-        let mut regs: Vec<Option<Registration<'_, L>>> = Vec::new();
-        let data = TestEvent::new(0);
-        for (step, op) in ops.iter().enumerate() {
-            match *op {
-                Op::Alloc => {
-                    if regs.len() < 3 {
-                        regs.push(Some(mpit.register_event(ev, &NoObject).unwrap()));
-                        model.alloc(ev, None);
-                    }
-                }
-                Op::Register(r, l) => {
-                    if let Some(Some(reg)) = regs.get(r) {
-                        let log = log.clone();
-                        reg.on_event(l, move |_| {
-                            log.lock().unwrap().push(Outcome::Delivered {
-                                registration: r,
-                                level: l,
-                            })
-                        })
-                        .unwrap();
-                        model.register(r, l, true).unwrap();
-                    }
-                }
-                Op::Remove(r, l) => {
-                    if let Some(Some(reg)) = regs.get(r) {
-                        reg.remove_callback(l).unwrap();
-                        model.register(r, l, false).unwrap();
-                    }
-                }
-                Op::Handler(r) => {
-                    if let Some(Some(reg)) = regs.get(r) {
-                        let log = log.clone();
-                        reg.on_dropped(move |d| {
-                            log.lock().unwrap().push(Outcome::DroppedReport {
-                                registration: r,
-                                source: d.source,
-                                count: d.count,
-                            })
-                        })
-                        .unwrap();
-                        model.set_dropped_handler(r, true).unwrap();
-                    }
-                }
-                Op::Free(r) => {
-                    if let Some(slot) = regs.get_mut(r) {
-                        if let Some(reg) = slot.take() {
-                            let f = reg.free().unwrap();
-                            if !f.wait(std::time::Duration::from_secs(5)) {
-                                return Err(format!("step {step}: free callback did not run"));
-                            }
-                            model.free(r).unwrap();
-                        }
-                    }
-                }
-                Op::Raise(source, ctx) => {
-                    log.lock().unwrap().clear();
-                    let rc = p.raise(ev, source, level_index(ctx), &data);
-                    if rc != 0 {
-                        return Err(format!("step {step}: raise returned {rc}"));
-                    }
-                    let mut expected: Vec<Outcome> = model
-                        .raise(ev, source, ctx, None)
-                        .into_iter()
-                        .filter(|o| !matches!(o, Outcome::Dropped { .. }))
-                        .collect();
-                    let mut got = log.lock().unwrap().clone();
-                    // Registrations may be visited in any order; within one, order matters.
-                    let key = |o: &Outcome| match *o {
-                        Outcome::DroppedReport { registration, .. }
-                        | Outcome::Delivered { registration, .. }
-                        | Outcome::Dropped { registration } => registration,
-                    };
-                    expected.sort_by_key(key);
-                    got.sort_by_key(key);
-                    if got != expected {
-                        return Err(format!(
-                            "step {step} ({op:?}): provider {got:?}, model {expected:?}"
-                        ));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
 
     fn child() {
         let mpit = Mpit::init().unwrap();
@@ -151,8 +36,9 @@ mod with_events {
             cases: 200,
             ..Default::default()
         });
-        let result = runner.run(&proptest::collection::vec(op(), 0..40), |ops| {
-            check(&mpit, &p, ev, &ops).map_err(TestCaseError::fail)
+        let ops = proptest::collection::vec(event_op(mpit.source_count().unwrap()), 0..40);
+        let result = runner.run(&ops, |ops| {
+            check_event_sequence(&mpit, p.raise_at, ev, &ops).map_err(TestCaseError::fail)
         });
         match result {
             Ok(()) => println!("provider agrees with the model on 200 random sequences"),
@@ -178,7 +64,7 @@ mod with_events {
         let programs = proptest::collection::vec(
             // Long enough that the threads' runs overlap (a short one ends before the next
             // thread starts).
-            proptest::collection::vec(op(), 100..400),
+            proptest::collection::vec(event_op(mpit.source_count().unwrap()), 100..400),
             THREAD_EVENTS.len(),
         );
         let overlapped = std::sync::atomic::AtomicUsize::new(0);
@@ -193,7 +79,8 @@ mod with_events {
                         s.spawn(move || {
                             start.wait();
                             let t0 = Instant::now();
-                            (check(mpit, p, ev, ops), t0, Instant::now())
+                            let r = check_event_sequence(mpit, p.raise_at, ev, ops);
+                            (r, t0, Instant::now())
                         })
                     })
                     .collect();

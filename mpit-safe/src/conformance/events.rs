@@ -16,13 +16,15 @@ use mpit_core::CbSafety;
 use mpit_core::event_model::{EventModel, Outcome};
 
 use super::{Ctx, Verdict, check_prop};
+use crate::level::Level;
 use crate::{Mpit, NoObject, Registration};
 
 unsafe extern "C" {
     fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
 }
 
-type RaiseAt = unsafe extern "C" fn(c_int, c_int, u32, *const c_void) -> c_int;
+/// The test provider's `mpit_provider_raise_at(event, source, context, data)`.
+pub type RaiseAt = unsafe extern "C" fn(c_int, c_int, u32, *const c_void) -> c_int;
 type SetScope = unsafe extern "C" fn(c_int) -> c_int;
 
 /// `struct mpit_provider_test` of the provider's header.
@@ -39,25 +41,35 @@ fn symbol(name: &[u8]) -> *mut c_void {
     unsafe { dlsym(std::ptr::null_mut(), name.as_ptr().cast()) }
 }
 
+/// One step of a random sequence against the event model: allocate a registration (at most
+/// three), register or remove a closure at a level, set the dropped handler, free, or raise
+/// the test event from a source in a context of a level.
 #[derive(Debug, Clone)]
-enum Op {
+pub enum EventOp {
+    /// `MPI_T_event_handle_alloc`.
     Alloc,
+    /// `MPI_T_event_register_callback` on registration `.0` at level `.1`.
     Register(usize, CbSafety),
+    /// `MPI_T_event_register_callback` with a NULL function.
     Remove(usize, CbSafety),
+    /// `MPI_T_event_set_dropped_handler`.
     Handler(usize),
+    /// `MPI_T_event_handle_free`, waiting for the free callback.
     Free(usize),
+    /// The provider raises the event from source `.0` in a context of level `.1`.
     Raise(usize, CbSafety),
 }
 
-fn op() -> impl Strategy<Value = Op> {
+/// The strategy of one [`EventOp`], raising from sources `0..sources`.
+pub fn event_op(sources: usize) -> impl Strategy<Value = EventOp> {
     let level = || select(CbSafety::ALL.to_vec());
     prop_oneof![
-        1 => Just(Op::Alloc),
-        3 => (0usize..3, level()).prop_map(|(r, l)| Op::Register(r, l)),
-        1 => (0usize..3, level()).prop_map(|(r, l)| Op::Remove(r, l)),
-        1 => (0usize..3).prop_map(Op::Handler),
-        1 => (0usize..3).prop_map(Op::Free),
-        5 => (0usize..3, level()).prop_map(|(s, c)| Op::Raise(s, c)),
+        1 => Just(EventOp::Alloc),
+        3 => (0usize..3, level()).prop_map(|(r, l)| EventOp::Register(r, l)),
+        1 => (0usize..3, level()).prop_map(|(r, l)| EventOp::Remove(r, l)),
+        1 => (0usize..3).prop_map(EventOp::Handler),
+        1 => (0usize..3).prop_map(EventOp::Free),
+        5 => (0..sources.max(1), level()).prop_map(|(s, c)| EventOp::Raise(s, c)),
     ]
 }
 
@@ -69,11 +81,19 @@ fn registration_of(o: &Outcome) -> usize {
     }
 }
 
-/// Runs one sequence; the first disagreement with the model.
-fn sequence(mpit: &Mpit, raise: RaiseAt, ev: usize, ops: &[Op]) -> Result<(), String> {
+/// Runs `ops` on event type `ev` (the test provider's `provider_test` layout) through the safe
+/// API and on `mpit_core::event_model`, raising with `raise`; returns the first step where the
+/// observable outcomes (which closure runs, at which level, which dropped reports precede it)
+/// differ. The provider must count drops per registration, as the model does.
+pub fn check_event_sequence<L: Level>(
+    mpit: &Mpit<L>,
+    raise: RaiseAt,
+    ev: usize,
+    ops: &[EventOp],
+) -> Result<(), String> {
     let log: Arc<Mutex<Vec<Outcome>>> = Arc::new(Mutex::new(Vec::new()));
     let mut model = EventModel::default();
-    let mut regs: Vec<Option<Registration<'_>>> = Vec::new();
+    let mut regs: Vec<Option<Registration<'_, L>>> = Vec::new();
     let data = TestEvent {
         seq: 0,
         value: 0.0,
@@ -83,14 +103,14 @@ fn sequence(mpit: &Mpit, raise: RaiseAt, ev: usize, ops: &[Op]) -> Result<(), St
     let e = |step: usize, what: &str, err: crate::Error| format!("step {step}: {what}: {err}");
     for (step, op) in ops.iter().enumerate() {
         match *op {
-            Op::Alloc if regs.len() < 3 => {
+            EventOp::Alloc if regs.len() < 3 => {
                 let reg = mpit
                     .register_event(ev, &NoObject)
                     .map_err(|x| e(step, "MPI_T_event_handle_alloc", x))?;
                 regs.push(Some(reg));
                 model.alloc(ev, None);
             }
-            Op::Register(r, l) => {
+            EventOp::Register(r, l) => {
                 if let Some(Some(reg)) = regs.get(r) {
                     let log = log.clone();
                     reg.on_event(l, move |_| {
@@ -105,14 +125,14 @@ fn sequence(mpit: &Mpit, raise: RaiseAt, ev: usize, ops: &[Op]) -> Result<(), St
                     let _ = model.register(r, l, true);
                 }
             }
-            Op::Remove(r, l) => {
+            EventOp::Remove(r, l) => {
                 if let Some(Some(reg)) = regs.get(r) {
                     reg.remove_callback(l)
                         .map_err(|x| e(step, "MPI_T_event_register_callback(NULL)", x))?;
                     let _ = model.register(r, l, false);
                 }
             }
-            Op::Handler(r) => {
+            EventOp::Handler(r) => {
                 if let Some(Some(reg)) = regs.get(r) {
                     let log = log.clone();
                     reg.on_dropped(move |d| {
@@ -128,7 +148,7 @@ fn sequence(mpit: &Mpit, raise: RaiseAt, ev: usize, ops: &[Op]) -> Result<(), St
                     let _ = model.set_dropped_handler(r, true);
                 }
             }
-            Op::Free(r) => {
+            EventOp::Free(r) => {
                 if let Some(reg) = regs.get_mut(r).and_then(Option::take) {
                     let f = reg
                         .free()
@@ -139,7 +159,7 @@ fn sequence(mpit: &Mpit, raise: RaiseAt, ev: usize, ops: &[Op]) -> Result<(), St
                     let _ = model.free(r);
                 }
             }
-            Op::Raise(source, context) => {
+            EventOp::Raise(source, context) => {
                 if let Ok(mut g) = log.lock() {
                     g.clear();
                 }
@@ -175,7 +195,7 @@ fn sequence(mpit: &Mpit, raise: RaiseAt, ev: usize, ops: &[Op]) -> Result<(), St
                     ));
                 }
             }
-            Op::Alloc => {}
+            EventOp::Alloc => {}
         }
     }
     Ok(())
@@ -209,7 +229,10 @@ pub(super) fn model(ctx: &Ctx) -> Verdict {
         Ok(Some(ev)) => ev,
         other => return Verdict::Skip(format!("no event type provider_test: {other:?}")),
     };
-    check_prop(ctx.cases, proptest::collection::vec(op(), 0..40), |ops| {
-        sequence(&mpit, raise, ev, &ops).map_err(TestCaseError::fail)
-    })
+    let sources = mpit.source_count().unwrap_or(0);
+    check_prop(
+        ctx.cases,
+        proptest::collection::vec(event_op(sources), 0..40),
+        |ops| check_event_sequence(&mpit, raise, ev, &ops).map_err(TestCaseError::fail),
+    )
 }

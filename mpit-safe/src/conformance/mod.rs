@@ -37,6 +37,8 @@ use mpit_sys as sys;
 
 #[cfg(mpit_events)]
 mod events;
+#[cfg(mpit_events)]
+pub use events::{EventOp, RaiseAt, check_event_sequence, event_op};
 mod props;
 mod raw;
 mod sessions;
