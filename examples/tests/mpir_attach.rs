@@ -19,7 +19,9 @@ use openmpi::{command as ompi, skip};
 const TOOL: &str = env!("CARGO_BIN_EXE_mpir-attach");
 
 /// (rank, pid, executable, host).
-type Row = (usize, i64, String, String);
+#[path = "common/rows.rs"]
+mod rows;
+use rows::{Row, own_rows};
 
 fn mpi_app() -> Option<PathBuf> {
     static APP: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -38,18 +40,6 @@ fn mpiexec_args(app: &Path, extra: &[&str]) -> Vec<String> {
     v.push(app.display().to_string());
     v.extend(extra.iter().map(|s| s.to_string()));
     v
-}
-
-/// The ranks' own lines: `rank R pid P host H exe E`.
-fn own_rows(text: &str) -> BTreeSet<Row> {
-    text.lines()
-        .filter_map(|l| match l.split(' ').collect::<Vec<_>>()[..] {
-            ["rank", r, "pid", p, "host", h, "exe", e] => {
-                Some((r.parse().ok()?, p.parse().ok()?, e.into(), h.into()))
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 /// The tool's lines: `rank R host H executable E pid P`.

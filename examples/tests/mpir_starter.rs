@@ -20,7 +20,9 @@ const STARTER: &str = env!("CARGO_BIN_EXE_mpir-starter");
 const TOOL: &str = env!("CARGO_BIN_EXE_mpir-attach");
 
 /// (rank, pid, executable, host).
-type Row = (usize, i64, String, String);
+#[path = "common/rows.rs"]
+mod rows;
+use rows::{Row, own_rows};
 
 /// What each child runs: `/bin/sh -c RANK_SCRIPT sh SECONDS` prints its own row, then becomes
 /// `sleep` (same pid: killing the child leaves no orphan holding the output open).
@@ -81,18 +83,6 @@ fn marker_lines(marker: &Path) -> Vec<String> {
         assert!(t0.elapsed() < Duration::from_secs(10), "no {marker:?}");
         std::thread::sleep(Duration::from_millis(10));
     }
-}
-
-/// The children's own rows: `rank R pid P host H exe E`.
-fn own_rows(text: &str) -> BTreeSet<Row> {
-    text.lines()
-        .filter_map(|l| match l.split(' ').collect::<Vec<_>>()[..] {
-            ["rank", r, "pid", p, "host", h, "exe", e] => {
-                Some((r.parse().ok()?, p.parse().ok()?, e.into(), h.into()))
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 fn acquired_rows(acq: &Acquisition) -> BTreeSet<Row> {

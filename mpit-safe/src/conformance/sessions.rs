@@ -66,17 +66,22 @@ fn start() -> Result<Option<mpi::environment::Universe>, Verdict> {
     Ok(mpi::initialize())
 }
 
-pub(super) fn sweep_cvars(ctx: &Ctx) -> Verdict {
+/// A sweep: one pass before `MPI_Init` and one after it.
+fn sweep(ctx: &Ctx, pass: fn(&Ctx, &mut Vec<String>) -> usize) -> Verdict {
     if let Err(e) = raw::init() {
         return Verdict::Skip(format!("MPI_T_init_thread failed: {e}"));
     }
     let mut problems = Vec::new();
-    let before = sweep_cvars_now(ctx, &mut problems);
+    let before = pass(ctx, &mut problems);
     let universe = mpi::initialize();
-    let after = sweep_cvars_now(ctx, &mut problems);
+    let after = pass(ctx, &mut problems);
     drop(universe);
     from_problems("violation", &problems)
         .noting(format!("{before} handles before MPI_Init, {after} after"))
+}
+
+pub(super) fn sweep_cvars(ctx: &Ctx) -> Verdict {
+    sweep(ctx, sweep_cvars_now)
 }
 
 /// One pass of the cvar sweep (before or after `MPI_Init`).
@@ -124,16 +129,7 @@ fn sweep_cvars_now(ctx: &Ctx, problems: &mut Vec<String>) -> usize {
 }
 
 pub(super) fn sweep_pvars(ctx: &Ctx) -> Verdict {
-    if let Err(e) = raw::init() {
-        return Verdict::Skip(format!("MPI_T_init_thread failed: {e}"));
-    }
-    let mut problems = Vec::new();
-    let before = sweep_pvars_now(ctx, &mut problems);
-    let universe = mpi::initialize();
-    let after = sweep_pvars_now(ctx, &mut problems);
-    drop(universe);
-    from_problems("violation", &problems)
-        .noting(format!("{before} handles before MPI_Init, {after} after"))
+    sweep(ctx, sweep_pvars_now)
 }
 
 /// One pass of the pvar sweep (before or after `MPI_Init`).
