@@ -169,6 +169,7 @@ fn main() {
         "mpit_err_not_accessible",
         "mpit_err_not_supported",
         "mpich",
+        "intel_mpi",
         "open_mpi",
     ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
@@ -307,14 +308,17 @@ fn main() {
     ] {
         let _ = writeln!(gen_c, "  SZ({t});");
     }
+    // The vendor macros, most specific first: Intel MPI defines MPICH_VERSION too ("3.4a2").
     gen_c.push_str(
-        "#if defined(MPICH_VERSION)\n\
-         printf(\"@cfg mpich\\n@impl MPICH\\n@version %s\\n\", MPICH_VERSION);\n\
+        "#if defined(I_MPI_VERSION)\n\
+         printf(\"@cfg mpich\\n@cfg intel_mpi\\n@impl Intel MPI\\n@family MPICH\\n@version %s\\n\", I_MPI_VERSION);\n\
+         #elif defined(MPICH_VERSION)\n\
+         printf(\"@cfg mpich\\n@impl MPICH\\n@family MPICH\\n@version %s\\n\", MPICH_VERSION);\n\
          #elif defined(OPEN_MPI)\n\
-         printf(\"@cfg open_mpi\\n@impl Open MPI\\n@version %d.%d.%d\\n\", \
+         printf(\"@cfg open_mpi\\n@impl Open MPI\\n@family Open MPI\\n@version %d.%d.%d\\n\", \
            OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION);\n\
          #else\n\
-         printf(\"@impl unknown\\n@version unknown\\n\");\n\
+         printf(\"@impl unknown\\n@family unknown\\n@version unknown\\n\");\n\
          #endif\n  return 0;\n}\n",
     );
     let gen_src = out.join("mpit_consts_gen.c");
@@ -344,13 +348,21 @@ fn main() {
         } else if let Some(name) = line.strip_prefix("@impl ") {
             let _ = writeln!(
                 consts,
-                "/// The MPI implementation whose header was read (`MPICH`, `Open MPI`).\n\
+                "/// The MPI implementation whose header was read, from its vendor macros \
+                 (`MPICH`, `Intel MPI`, `Open MPI`).\n\
                  pub const IMPLEMENTATION: &str = {name:?};"
+            );
+        } else if let Some(name) = line.strip_prefix("@family ") {
+            let _ = writeln!(
+                consts,
+                "/// The code base the implementation derives from (`MPICH` for Intel MPI too).\n\
+                 pub const IMPLEMENTATION_FAMILY: &str = {name:?};"
             );
         } else if let Some(v) = line.strip_prefix("@version ") {
             let _ = writeln!(
                 consts,
-                "/// The implementation's own version (`MPICH_VERSION`, `OMPI_*_VERSION`).\n\
+                "/// The implementation's own version (`I_MPI_VERSION`, `MPICH_VERSION`, \
+                 `OMPI_*_VERSION`).\n\
                  pub const IMPLEMENTATION_VERSION: &str = {v:?};"
             );
         } else {

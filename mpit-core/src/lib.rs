@@ -18,6 +18,7 @@
 //! | [`event`] | §16.3.8 | [`CbSafety`], [`SourceOrder`] |
 //! | [`info`] | §16.3.5–§16.3.9 | [`CvarInfo`], [`PvarInfo`], [`CategoryInfo`], [`EnumInfo`], [`EventTypeInfo`], [`SourceInfo`] |
 //! | [`error`] | §16.3.10 | [`Error`], [`ErrorClass`] |
+//! | [`implementation`] | §9.1.1 | [`Implementation`], [`Vendor`], [`Family`], [`Version`], [`Quirk`] |
 //!
 //! Everything is re-exported at the crate root.
 //!
@@ -67,6 +68,7 @@ pub mod datatype;
 pub mod error;
 pub mod event;
 pub mod event_model;
+pub mod implementation;
 pub mod info;
 pub mod pvar;
 pub mod pvar_model;
@@ -78,6 +80,7 @@ pub use bind::Bind;
 pub use cvar::Scope;
 pub use datatype::{CWchar, Datatype, MpiAint, MpiCount, MpiOffset, Scalar, TypeKind, Value};
 pub use error::{Error, ErrorClass, Result};
+pub use implementation::{Family, Implementation, Quirk, Vendor, Version, VersionRange};
 pub use event::{CbSafety, SourceOrder};
 pub use info::{
     CategoryInfo, CvarInfo, EnumInfo, EnumItem, EventElement, EventTypeInfo, PvarInfo, SourceInfo,

@@ -57,8 +57,7 @@ pub struct CvarHandle<'a, T, L: Level = crate::level::Single> {
 /// The string ones read fine.
 fn crashes_after_init(info: &CvarInfo) -> bool {
     let name = info.name.as_bytes();
-    sys::IMPLEMENTATION == "Open MPI"
-        && sys::IMPLEMENTATION_VERSION.starts_with("4.")
+    crate::quirks::applies(&crate::quirks::OPEN_MPI_CLOSED_COMPONENT_CVARS)
         && info.datatype != Datatype::Char
         && (["verbose", "progress_iterations", "opal_mem_hooks"]
             .iter()
@@ -163,8 +162,7 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
     fn read_raw(&self, buf: *mut std::ffi::c_void) -> Result<()> {
         if self.hazard && mpi_initialized()? {
             return Err(Error::KnownCrash(
-                "Open MPI 4.1 reads freed memory (and may segfault) reading this UCX or OFI \
-                 component variable after MPI_Init",
+                &crate::quirks::OPEN_MPI_CLOSED_COMPONENT_CVARS,
             ));
         }
         // SAFETY: callers pass a buffer of `count` elements of the variable's datatype.

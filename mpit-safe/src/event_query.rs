@@ -14,6 +14,7 @@ use mpit_sys as sys;
 use crate::info_object::Info;
 use crate::init::{Mpit, level::Level};
 use crate::query::Listing;
+use crate::quirks;
 use crate::raw::{self, c_len, check, non_negative};
 
 fn index_arg(index: usize, count: usize) -> Result<c_int> {
@@ -25,10 +26,16 @@ fn index_arg(index: usize, count: usize) -> Result<c_int> {
     c_int::try_from(index).map_err(|_| Error::LengthOverflow)
 }
 
-fn string_ptr(buf: &mut Option<&mut [u8]>) -> Result<(*mut std::ffi::c_char, c_int)> {
+/// A string argument: the buffer, or for a length query a 1-byte buffer with length 0, which
+/// the convention treats like NULL (MPI-4.1 §16.3.3) and which MPICH accepts where it refuses
+/// NULL (`MPI_T_source_get_info` answers `MPI_ERR_ARG` to a NULL name or description).
+fn string_ptr<'b>(
+    buf: &'b mut Option<&mut [u8]>,
+    dummy: &'b mut u8,
+) -> Result<(*mut std::ffi::c_char, c_int)> {
     Ok(match buf {
         Some(b) => (b.as_mut_ptr().cast(), c_len(b.len())?),
-        None => (ptr::null_mut(), 0),
+        None => ((dummy as *mut u8).cast(), 0),
     })
 }
 
@@ -68,8 +75,9 @@ impl<L: Level> Mpit<L> {
         elements: Option<(&mut [sys::MPI_Datatype], &mut [sys::MPI_Aint])>,
         info: Option<&mut sys::MPI_Info>,
     ) -> Result<(c_int, c_int, c_int, c_int, sys::MPI_T_enum, c_int)> {
-        let (name_ptr, mut name_len) = string_ptr(&mut name)?;
-        let (desc_ptr, mut desc_len) = string_ptr(&mut desc)?;
+        let (mut name_dummy, mut desc_dummy) = (0u8, 0u8);
+        let (name_ptr, mut name_len) = string_ptr(&mut name, &mut name_dummy)?;
+        let (desc_ptr, mut desc_len) = string_ptr(&mut desc, &mut desc_dummy)?;
         let (mut verbosity, mut bind) = (0, 0);
         let mut enumtype = sys::MPI_T_ENUM_NULL;
         let (dts, disps, mut num) = match elements {
@@ -127,7 +135,12 @@ impl<L: Level> Mpit<L> {
             name,
             verbosity: raw::verbosity(verbosity)?,
             elements,
-            enumtype: self.enum_of(enumtype)?,
+            // MPICH leaves it uninitialised: never pass it on there.
+            enumtype: if quirks::applies(&quirks::MPICH_EVENT_ENUMTYPE) {
+                None
+            } else {
+                self.enum_of(enumtype)?
+            },
             description,
             bind: raw::bind(bind)?,
         })
@@ -164,8 +177,9 @@ impl<L: Level> Mpit<L> {
         mut desc: Option<&mut [u8]>,
         info: Option<&mut sys::MPI_Info>,
     ) -> Result<(c_int, c_int, c_int, sys::MPI_Count, sys::MPI_Count)> {
-        let (name_ptr, mut name_len) = string_ptr(&mut name)?;
-        let (desc_ptr, mut desc_len) = string_ptr(&mut desc)?;
+        let (mut name_dummy, mut desc_dummy) = (0u8, 0u8);
+        let (name_ptr, mut name_len) = string_ptr(&mut name, &mut name_dummy)?;
+        let (desc_ptr, mut desc_len) = string_ptr(&mut desc, &mut desc_dummy)?;
         let mut ordering: sys::MPI_T_source_order = 0;
         let (mut tps, mut max): (sys::MPI_Count, sys::MPI_Count) = (0, 0);
         // SAFETY: as in `event_raw`.

@@ -37,21 +37,18 @@ impl Info {
     /// `MPI_Info_create`: an empty info object.
     ///
     /// MPI-4 allows info objects at any time; MPI-3 only between `MPI_Init` and
-    /// `MPI_Finalize`, and Open MPI 4.1/5.0 (MPI-3.1) abort the process otherwise, so with an
-    /// MPI-3 header this is refused outside that window ([`Error::KnownCrash`]).
+    /// `MPI_Finalize`, and Open MPI 4.1/5.0 (MPI-3.1) abort the process otherwise, so there
+    /// this is refused outside that window ([`Error::KnownCrash`]).
     #[doc(alias = "MPI_Info_create")]
     pub fn new() -> Result<Info> {
-        if sys::MPI_VERSION < 4 {
+        if crate::quirks::applies(&crate::quirks::OPEN_MPI_INFO_OUTSIDE_INIT) {
             let (mut init, mut fin) = (0, 0);
             // SAFETY: both may be called at any time; valid out-pointers.
             check(unsafe { sys::MPI_Initialized(&mut init) })?;
             // SAFETY: as above.
             check(unsafe { sys::MPI_Finalized(&mut fin) })?;
             if init == 0 || fin != 0 {
-                return Err(Error::KnownCrash(
-                    "MPI-3 allows info objects only between MPI_Init and MPI_Finalize \
-                     (Open MPI aborts the process)",
-                ));
+                return Err(Error::KnownCrash(&crate::quirks::OPEN_MPI_INFO_OUTSIDE_INIT));
             }
         }
         let mut raw = sys::MPI_INFO_NULL;

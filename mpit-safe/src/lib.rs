@@ -95,6 +95,7 @@ mod info_object;
 mod init;
 mod object;
 mod query;
+pub mod quirks;
 mod raw;
 #[cfg(mpit_events)]
 mod registration;
@@ -105,6 +106,7 @@ pub use info_object::Info;
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
 pub use query::{Catalog, Listing, Refresh};
+pub use quirks::implementation;
 #[cfg(mpit_events)]
 pub use registration::{
     Dropped, EventInstance, EventRecord, EventStream, Freeing, INLINE_EVENT_BYTES, Registration,

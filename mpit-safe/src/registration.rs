@@ -21,12 +21,13 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use mpit_core::{CbSafety, Error, EventElement, EventTypeInfo, Result, Scalar, Value};
+use mpit_core::{CbSafety, Error, EventElement, EventTypeInfo, Quirk, Result, Scalar, Value};
 use mpit_sys as sys;
 
 use crate::info_object::Info;
 use crate::init::{Mpit, level::Level};
 use crate::object::MpiObject;
+use crate::quirks;
 use crate::raw::check;
 
 /// A closure called with dropped-event reports.
@@ -61,6 +62,8 @@ struct Shared {
     elements: Vec<EventElement>,
     /// Bytes `MPI_T_event_copy` writes: computed once, not per event.
     extent: usize,
+    /// Set where reading this event type's data crashes the implementation.
+    data_refused: Option<&'static Quirk>,
 }
 
 enum Graveyard {
@@ -162,6 +165,7 @@ unsafe extern "C" fn event_trampoline<F>(
         safety: safety_from_raw(cb_safety),
         elements: &shared.elements,
         extent: shared.extent,
+        data_refused: shared.data_refused,
         _cb: PhantomData,
     };
     if let Err(p) = catch_unwind(AssertUnwindSafe(|| (data.f)(&ev))) {
@@ -219,6 +223,7 @@ pub struct EventInstance<'cb> {
     safety: CbSafety,
     elements: &'cb [EventElement],
     extent: usize,
+    data_refused: Option<&'static Quirk>,
     _cb: PhantomData<&'cb ()>,
 }
 
@@ -244,10 +249,22 @@ impl EventInstance<'_> {
         self.elements
     }
 
+    /// Whether the event's data can be read here: `Err(KnownCrash)` where reading it crashes
+    /// the implementation ([`quirks::MPICH_DEQUEUED_EVENT_DATA`]); the timestamp and source
+    /// are still there.
+    #[inline]
+    pub fn data_readable(&self) -> Result<()> {
+        match self.data_refused {
+            None => Ok(()),
+            Some(q) => Err(Error::KnownCrash(q)),
+        }
+    }
+
     /// Element `index` as `T`, checked against the element's datatype.
     #[doc(alias = "MPI_T_event_read")]
     #[inline]
     pub fn read<T: Scalar + Default>(&self, index: usize) -> Result<T> {
+        self.data_readable()?;
         let e = self.element(index)?;
         T::check(e.datatype)?;
         let mut v = T::default();
@@ -259,6 +276,7 @@ impl EventInstance<'_> {
     /// Element `index` as a [`Value`] of its datatype.
     #[doc(alias = "MPI_T_event_read")]
     pub fn read_value(&self, index: usize) -> Result<Value> {
+        self.data_readable()?;
         let e = self.element(index)?;
         let mut buf = [0u64; 4];
         // SAFETY: 32 aligned bytes hold any basic datatype this crate models.
@@ -276,6 +294,7 @@ impl EventInstance<'_> {
     #[doc(alias = "MPI_T_event_copy")]
     #[inline]
     pub fn copy_into(&self, buf: &mut [u8]) -> Result<usize> {
+        self.data_readable()?;
         let extent = self.extent;
         if buf.len() < extent {
             return Err(Error::SizeMismatch {
@@ -451,6 +470,9 @@ impl<L: Level> Mpit<L> {
             freed_cv: Condvar::new(),
             extent: info.extent().unwrap_or(0),
             elements: info.elements.clone(),
+            data_refused: (info.name == "unexp_message_dequeued"
+                && quirks::applies(&quirks::MPICH_DEQUEUED_EVENT_DATA))
+            .then_some(&quirks::MPICH_DEQUEUED_EVENT_DATA),
         });
         let user_data = Arc::into_raw(shared.clone());
         Ok(Registration {
@@ -722,7 +744,8 @@ pub struct EventRecord {
     pub source: usize,
     /// Its timestamp in the source's ticks (0 if the source gave none).
     pub timestamp: u64,
-    /// The event data as `MPI_T_event_copy` wrote it.
+    /// The event data as `MPI_T_event_copy` wrote it; empty where it could not be read
+    /// ([`EventInstance::data_readable`]).
     pub data: smallvec::SmallVec<[u8; INLINE_EVENT_BYTES]>,
 }
 
@@ -822,8 +845,10 @@ impl<L: Level> Registration<'_, L> {
                     smallvec::SmallVec::from_elem(0, extent)
                 },
             };
+            // Data that cannot be read (a quirk, an error) leaves the record's data empty: the
+            // event itself is never lost.
             if ev.copy_into(&mut record.data).is_err() {
-                return;
+                record.data.clear();
             }
             record.source = ev.source().unwrap_or(usize::MAX);
             record.timestamp = ev.timestamp().unwrap_or(0);

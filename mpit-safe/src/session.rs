@@ -69,13 +69,8 @@ impl<L: Level> Drop for Session<'_, L> {
 /// in use, which is every machine without Omni-Path: measured before `MPI_Init` and, when MPI_T
 /// is first initialised after `MPI_Init`, after it too. Refused by name there.
 fn refuse_known_crash(info: &PvarInfo) -> Result<()> {
-    if sys::IMPLEMENTATION == "Open MPI"
-        && sys::IMPLEMENTATION_VERSION.starts_with("4.")
-        && info.name.as_bytes().starts_with(b"mtl_psm2_")
-    {
-        return Err(Error::KnownCrash(
-            "Open MPI 4.1 segfaults allocating handles for the PSM2 MTL's performance variables",
-        ));
+    if info.name.as_bytes().starts_with(b"mtl_psm2_") {
+        crate::quirks::guard(&crate::quirks::OPEN_MPI_PSM2_PVAR_HANDLES)?;
     }
     Ok(())
 }

@@ -109,6 +109,21 @@ fn assert_runtime_library_matches_header() {
         v.contains(IMPLEMENTATION_VERSION),
         "header says {IMPLEMENTATION} {IMPLEMENTATION_VERSION}, the loaded library says {v:?}"
     );
+    // The vendor is the library's own word: Intel MPI defines MPICH_VERSION ("3.4a2") too.
+    let vendor = [
+        ("Intel(R) MPI Library", "Intel MPI", "MPICH"),
+        ("MPICH Version:", "MPICH", "MPICH"),
+        ("Open MPI v", "Open MPI", "Open MPI"),
+    ]
+    .into_iter()
+    .find(|(prefix, _, _)| v.starts_with(prefix));
+    let (_, name, family) = vendor.unwrap_or_else(|| panic!("unrecognised library {v:?}"));
+    assert_eq!(
+        (IMPLEMENTATION, IMPLEMENTATION_FAMILY),
+        (name, family),
+        "the header's vendor macros name another library than the loaded one ({v:?})"
+    );
+    eprintln!("identified: {IMPLEMENTATION} {IMPLEMENTATION_VERSION} ({IMPLEMENTATION_FAMILY} family)");
 }
 
 #[test]

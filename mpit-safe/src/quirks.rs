@@ -1,0 +1,164 @@
+//! The implementation this process runs on, and the guards that step around known crashes of
+//! real implementations.
+//!
+//! Every guard is a [`Quirk`] of one vendor and version range, checked against the library that
+//! is actually loaded ([`implementation`], from `MPI_Get_library_version`), never against the
+//! header alone. A refused call returns [`Error::KnownCrash`] naming the quirk; everywhere else
+//! the call goes through. `mpit-safe/tests/quirks.rs` shows, for each quirk, the crash on the
+//! implementations it names and the call let through on the others.
+
+use std::ffi::{CStr, c_char};
+use std::sync::OnceLock;
+
+use mpit_core::{Error, Implementation, Quirk, Result, Vendor, Version, VersionRange};
+use mpit_sys as sys;
+
+/// The MPI library loaded in this process: vendor and version, from its own
+/// `MPI_Get_library_version` (callable at any time, MPI-4.1 §9.1.1), read once.
+///
+/// Falls back to the header's vendor macros (`mpit_sys::IMPLEMENTATION`) when the library's
+/// string is not recognised; [`Vendor::Unknown`] when neither is, so that no guard applies.
+#[doc(alias = "MPI_Get_library_version")]
+pub fn implementation() -> Implementation {
+    static IMPLEMENTATION: OnceLock<Implementation> = OnceLock::new();
+    *IMPLEMENTATION.get_or_init(|| {
+        library_version()
+            .as_deref()
+            .and_then(Implementation::from_library_version)
+            .unwrap_or_else(header_implementation)
+    })
+}
+
+/// The string `MPI_Get_library_version` returns, if the call succeeds.
+#[doc(alias = "MPI_Get_library_version")]
+pub fn library_version() -> Option<String> {
+    // Larger than any implementation's MPI_MAX_LIBRARY_VERSION_STRING (MPICH 8192, Open MPI 256).
+    let mut buf = vec![0 as c_char; 1 << 14];
+    let mut len = 0;
+    // SAFETY: callable before MPI_Init and after MPI_Finalize; the buffer is larger than
+    // MPI_MAX_LIBRARY_VERSION_STRING and the length a valid out-pointer.
+    let rc = unsafe { sys::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
+    if rc != sys::MPI_SUCCESS {
+        return None;
+    }
+    *buf.last_mut()? = 0;
+    // SAFETY: NUL-terminated (the last byte is forced to NUL) and alive for the call.
+    let s = unsafe { CStr::from_ptr(buf.as_ptr()) };
+    Some(s.to_string_lossy().into_owned())
+}
+
+/// What the header compiled against says (`I_MPI_VERSION`, `MPICH_VERSION`, `OMPI_*_VERSION`).
+pub fn header_implementation() -> Implementation {
+    let vendor = match sys::IMPLEMENTATION {
+        "Intel MPI" => Vendor::Intel,
+        "MPICH" => Vendor::Mpich,
+        "Open MPI" => Vendor::OpenMpi,
+        _ => return Implementation::UNKNOWN,
+    };
+    match Version::parse(sys::IMPLEMENTATION_VERSION) {
+        Some(version) => Implementation { vendor, version },
+        None => Implementation::UNKNOWN,
+    }
+}
+
+const fn since(major: u32, minor: u32) -> VersionRange {
+    VersionRange {
+        from: Version::new(major, minor, 0),
+        until: None,
+    }
+}
+
+const fn between(from: (u32, u32), until: (u32, u32)) -> VersionRange {
+    VersionRange {
+        from: Version::new(from.0, from.1, 0),
+        until: Some(Version::new(until.0, until.1, 0)),
+    }
+}
+
+/// MPICH crashes (4.0.2: SIGSEGV in the first MPI_T query) or aborts at exit (5.0.2: an
+/// assertion in `mpir_pmi.c`) when MPI_T is first initialised after `MPI_Finalize`.
+/// [`Mpit::init`](crate::Mpit::init) refuses there. Intel MPI 2021.18 runs that ordering.
+pub static MPICH_MPI_T_AFTER_FINALIZE: Quirk = Quirk {
+    id: "mpich-mpi-t-first-init-after-finalize",
+    vendor: Vendor::Mpich,
+    versions: since(4, 0),
+    summary: "MPICH segfaults (4.0.2) or aborts at exit (5.0.2) when MPI_T is first initialised \
+              after MPI_Finalize: create a token before MPI_Finalize",
+};
+
+/// Open MPI 4.1 reads freed memory in `MPI_T_cvar_read` of the integer variables of UCX and
+/// OFI components that `MPI_Init` closes while their variables stay registered (a segfault on
+/// every read after `MPI_Init`). [`CvarHandle`](crate::CvarHandle) reads refuse them then.
+pub static OPEN_MPI_CLOSED_COMPONENT_CVARS: Quirk = Quirk {
+    id: "open-mpi-closed-component-cvar-read",
+    vendor: Vendor::OpenMpi,
+    versions: between((4, 0), (5, 0)),
+    summary: "Open MPI 4.1 reads freed memory (and may segfault) reading this UCX or OFI \
+              component variable after MPI_Init",
+};
+
+/// Open MPI 4.1 segfaults (in libpsm2's `psm2_mq_get_stats`) allocating a handle for the PSM2
+/// MTL's performance variables (`mtl_psm2_*`) when that component is not in use.
+pub static OPEN_MPI_PSM2_PVAR_HANDLES: Quirk = Quirk {
+    id: "open-mpi-psm2-pvar-handle-alloc",
+    vendor: Vendor::OpenMpi,
+    versions: between((4, 0), (5, 0)),
+    summary: "Open MPI 4.1 segfaults allocating handles for the PSM2 MTL's performance variables",
+};
+
+/// Open MPI (MPI-3.1) aborts the process on `MPI_Info_create` before `MPI_Init` or after
+/// `MPI_Finalize` (MPI-3 allowed info objects only in between; MPI-4 at any time).
+pub static OPEN_MPI_INFO_OUTSIDE_INIT: Quirk = Quirk {
+    id: "open-mpi-info-outside-init",
+    vendor: Vendor::OpenMpi,
+    versions: since(4, 0),
+    summary: "MPI-3 allows info objects only between MPI_Init and MPI_Finalize (Open MPI aborts \
+              the process)",
+};
+
+/// MPICH never initialises an event type's `enumtype` (`MPIR_T_register_event` has no such
+/// parameter and the structure is malloc'ed), so `MPI_T_event_get_info` returns garbage there
+/// and `MPI_T_enum_get_info` on it segfaults. The event type's enumeration is reported as none.
+pub static MPICH_EVENT_ENUMTYPE: Quirk = Quirk {
+    id: "mpich-event-enumtype-uninitialised",
+    vendor: Vendor::Mpich,
+    versions: since(4, 0),
+    summary: "MPICH leaves event types' enumtype uninitialised (using it segfaults): reported as \
+              no enumeration",
+};
+
+/// MPICH raises `unexp_message_dequeued` with a data pointer computed from a request that is
+/// still NULL (`&MPIDIG_REQUEST(req, ...)` before `req = curr`): reading the event's data
+/// (`MPI_T_event_read`, `MPI_T_event_copy`) segfaults inside MPICH. The read is refused; the
+/// event, its timestamp and source are still delivered.
+pub static MPICH_DEQUEUED_EVENT_DATA: Quirk = Quirk {
+    id: "mpich-unexp-message-dequeued-data",
+    vendor: Vendor::Mpich,
+    versions: since(4, 0),
+    summary: "MPICH raises unexp_message_dequeued with a data pointer into a NULL request: \
+              reading its elements segfaults inside MPICH",
+};
+
+/// Every guard of this crate, for listing and for tests.
+pub static QUIRKS: &[&Quirk] = &[
+    &MPICH_MPI_T_AFTER_FINALIZE,
+    &OPEN_MPI_CLOSED_COMPONENT_CVARS,
+    &OPEN_MPI_PSM2_PVAR_HANDLES,
+    &OPEN_MPI_INFO_OUTSIDE_INIT,
+    &MPICH_EVENT_ENUMTYPE,
+    &MPICH_DEQUEUED_EVENT_DATA,
+];
+
+/// Whether `quirk` applies to the loaded library.
+pub fn applies(quirk: &Quirk) -> bool {
+    quirk.applies_to(&implementation())
+}
+
+/// `Err(KnownCrash(quirk))` where it applies, `Ok` elsewhere.
+pub(crate) fn guard(quirk: &'static Quirk) -> Result<()> {
+    if applies(quirk) {
+        Err(Error::KnownCrash(quirk))
+    } else {
+        Ok(())
+    }
+}
