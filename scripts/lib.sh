@@ -50,9 +50,17 @@ venv_install() {
 
 # mpich_ev_build: builds and installs mpich-ev into $MPICH_EV_PREFIX unless it is there.
 mpich_ev_build() {
-  [ -x "$MPICH_EV_PREFIX/bin/mpicc" ] && [ -f "$MPICH_EV_PREFIX/.complete" ] && return 0
-  apt_install "${MPICH_EV_APT[@]}"
+  [ -f "$MPICH_EV_PREFIX/.complete" ] && return 0
   mkdir -p "$CACHE_DIR"
+  # One build at a time per machine: a second caller waits for the first, then reuses it.
+  local lock
+  exec {lock}>"$CACHE_DIR/.mpich-ev.lock"
+  if ! flock -n "$lock"; then
+    log "mpich-ev: another build is running; waiting for it"
+    flock "$lock"
+  fi
+  if [ -f "$MPICH_EV_PREFIX/.complete" ]; then exec {lock}>&-; return 0; fi
+  apt_install "${MPICH_EV_APT[@]}"
   local tarball="$CACHE_DIR/mpich_4.0.2.orig.tar.xz" build="$MPICH_EV_PREFIX.build"
   log "mpich-ev: fetching Debian's MPICH 4.0.2 source"
   python3 "$ROOT/scripts/debian-source.py" "$MPICH_EV_SOURCE" "$MPICH_EV_SHA256" "$tarball"
@@ -77,9 +85,11 @@ mpich_ev_build() {
   if [ "$rc" -ne 0 ]; then
     tail -30 "$build/build.log" >&2
     echo "mpich-ev: the build failed (exit $rc); full log in $build/build.log" >&2
+    exec {lock}>&-
     return 1
   fi
   touch "$MPICH_EV_PREFIX/.complete"
+  exec {lock}>&-
   rm -rf "$build"
   log "mpich-ev: installed into $MPICH_EV_PREFIX in $(((SECONDS - t0) / 60))m$(((SECONDS - t0) % 60))s"
 }
