@@ -165,6 +165,13 @@ struct Cvar {
 struct Pvar {
     info: PvarInfo,
     reading: Reading,
+    /// A non-continuous variable this listing started in its session before reading it
+    /// (reads of a stopped variable are refused by some implementations: MPICH answers
+    /// `MPI_T_ERR_INVALID`).
+    started: bool,
+    /// What the values read break of their class's rules (MPI-4.1 §16.3.7), if anything:
+    /// shown as a flag, not as a fact.
+    rule_broken: Option<String>,
 }
 
 /// An index below a reported count whose query failed.
@@ -302,23 +309,47 @@ fn read_cvar(mpit: &Mpit, info: &CvarInfo) -> Reading {
     read.unwrap_or_else(|e| Reading::Failed(e.to_string()))
 }
 
-fn read_pvar(session: &Result<Session<'_>, Error>, info: &PvarInfo) -> Reading {
+/// Reads a variable with no binding in the listing's session, starting it first unless it is
+/// continuous; returns the reading and whether it was started.
+fn read_pvar(session: &Result<Session<'_>, Error>, info: &PvarInfo) -> (Reading, bool) {
     if info.bind != Bind::NoObject {
-        return Reading::Bound(info.bind);
+        return (Reading::Bound(info.bind), false);
     }
     let session = match session {
         Ok(s) => s,
-        Err(e) => return Reading::Failed(format!("no session: {e}")),
+        Err(e) => return (Reading::Failed(format!("no session: {e}")), false),
     };
+    let mut started = false;
     let read = session.dyn_handle(info.index, &NoObject).and_then(|h| {
         check_count(h.count())?;
+        if !info.continuous {
+            h.start()?;
+            started = true;
+        }
         h.read_values()
     });
-    match read {
+    let reading = match read {
         Ok(v) if info.datatype == Datatype::Char => chars_to_text(v),
         Ok(v) => Reading::Values(v),
         Err(e) => Reading::Failed(e.to_string()),
-    }
+    };
+    (reading, started)
+}
+
+/// The rule of its class that a value read breaks (MPI-4.1 §16.3.7), if any.
+fn rule_broken(info: &PvarInfo, reading: &Reading) -> Option<String> {
+    let Reading::Values(values) = reading else {
+        return None;
+    };
+    let bad = values.iter().find(|v| !info.class.value_conforms(v))?;
+    let why = if !info.class.allows(bad.datatype()) {
+        format!("{} is not a datatype of the class", bad.datatype())
+    } else if info.class == PvarClass::Percentage {
+        format!("{bad} is outside [0, 1]")
+    } else {
+        format!("{bad} is negative or not finite")
+    };
+    Some(format!("breaks the {} class's rules: {why}", info.class))
 }
 
 /// Splits a listing into its entries and holes; a failed listing is one error.
@@ -362,9 +393,14 @@ fn collect(mpit: &Mpit, mpi_init: bool) -> Report {
         let session = mpit.session();
         pvars
             .into_iter()
-            .map(|info| Pvar {
-                reading: read_pvar(&session, &info),
-                info,
+            .map(|info| {
+                let (reading, started) = read_pvar(&session, &info);
+                Pvar {
+                    rule_broken: rule_broken(&info, &reading),
+                    reading,
+                    started,
+                    info,
+                }
             })
             .collect()
     };
@@ -641,8 +677,11 @@ impl Text<'_> {
     fn pvar(&mut self, depth: usize, v: &Pvar) {
         let i = &v.info;
         let mut value = show_reading(&v.reading, i.enumtype.as_ref());
-        if !i.continuous && matches!(v.reading, Reading::Values(_) | Reading::Text(_)) {
-            value.push_str(" (not started)");
+        if v.started {
+            value.push_str(" (started for this listing)");
+        }
+        if let Some(broken) = &v.rule_broken {
+            let _ = write!(value, " (!! {broken})");
         }
         self.line(
             depth,
@@ -961,6 +1000,10 @@ fn pvar_json(v: &Pvar) -> Json {
         json!(i.enumtype.as_ref().map(|e| e.name.to_string())),
     );
     reading_json(&mut o, &v.reading, i.enumtype.as_ref());
+    o.insert("started".into(), json!(v.started));
+    if let Some(broken) = &v.rule_broken {
+        o.insert("rule_broken".into(), json!(broken));
+    }
     o.insert("description".into(), json!(i.description.to_string()));
     Json::Object(o)
 }
