@@ -1,8 +1,11 @@
 //! What the integration tests share.
 
-use std::sync::{Mutex, MutexGuard};
+#![allow(dead_code)]
 
-use mpit_safe::Mpit;
+use std::ffi::c_int;
+use std::sync::{Mutex, MutexGuard, Once};
+
+use mpit_safe::{Mpit, sys};
 
 /// The test harness runs tests on several threads; a token below `MPI_THREAD_MULTIPLE` confines
 /// MPI_T to one thread, so the tests take turns.
@@ -20,5 +23,70 @@ pub(crate) fn turn() -> Turn {
     Turn {
         mpit: Mpit::init().unwrap(),
         _turn: guard,
+    }
+}
+
+unsafe extern "C" {
+    /// C's `atexit`: MPI_Finalize runs when the test binary exits, after every test.
+    fn atexit(f: extern "C" fn()) -> c_int;
+}
+
+extern "C" fn finalize_at_exit() {
+    // SAFETY: MPI was initialised once by `turn_after_init`; no test runs any more and every
+    // MPI_T token has been dropped (MPI_T's process-lifetime anchor stays, which is the
+    // ordering the library relies on).
+    unsafe { sys::MPI_Finalize() };
+}
+
+/// Waits for this test's turn, initialises MPI_T, and makes sure MPI is initialised (once per
+/// test binary, finalised at exit): MPICH registers its performance variables, event sources
+/// and event types only in `MPI_Init`, so a test that looks before it proves nothing there.
+pub(crate) fn turn_after_init() -> Turn {
+    static INIT: Once = Once::new();
+    let t = turn();
+    INIT.call_once(|| {
+        let mut provided = 0;
+        // SAFETY: the only MPI_Init of this process (under the turn lock); null argc/argv as
+        // the standard allows.
+        let rc = unsafe {
+            sys::MPI_Init_thread(
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                sys::MPI_THREAD_SINGLE,
+                &mut provided,
+            )
+        };
+        assert_eq!(rc, sys::MPI_SUCCESS, "MPI_Init_thread");
+        // SAFETY: registers a plain function without captures.
+        assert_eq!(unsafe { atexit(finalize_at_exit) }, 0);
+    });
+    t
+}
+
+/// What an implementation must show after `MPI_Init`, from its own words: MPICH exports
+/// performance variables only when configured `--enable-mpit-pvars` and raises events only
+/// when configured `--enable-mpit-events` (both listed in its `MPI_Get_library_version`);
+/// every other implementation here exports performance variables, and none other raises
+/// events. A test that finds nothing where material is required fails.
+pub(crate) struct Material {
+    /// Performance variables must exist after `MPI_Init`.
+    pub(crate) pvars: bool,
+    /// Event types and sources must exist after `MPI_Init`.
+    pub(crate) events: bool,
+}
+
+pub(crate) fn material() -> Material {
+    let lib = mpit_safe::quirks::library_version().unwrap_or_default();
+    match mpit_safe::implementation().vendor {
+        mpit_safe::Vendor::Mpich => Material {
+            pvars: lib.contains("--enable-mpit-pvars")
+                && !lib.contains("--enable-mpit-pvars=none"),
+            events: lib.contains("--enable-mpit-events")
+                && !lib.contains("--enable-mpit-events=no"),
+        },
+        _ => Material {
+            pvars: true,
+            events: false,
+        },
     }
 }
