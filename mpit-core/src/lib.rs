@@ -80,8 +80,8 @@ pub use bind::Bind;
 pub use cvar::Scope;
 pub use datatype::{CWchar, Datatype, MpiAint, MpiCount, MpiOffset, Scalar, TypeKind, Value};
 pub use error::{Error, ErrorClass, Result};
-pub use implementation::{Family, Implementation, Quirk, Vendor, Version, VersionRange};
 pub use event::{CbSafety, SourceOrder};
+pub use implementation::{Family, Implementation, Quirk, Vendor, Version, VersionRange};
 pub use info::{
     CategoryInfo, CvarInfo, EnumInfo, EnumItem, EventElement, EventTypeInfo, PvarInfo, SourceInfo,
     Violation,

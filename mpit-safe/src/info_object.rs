@@ -48,7 +48,9 @@ impl Info {
             // SAFETY: as above.
             check(unsafe { sys::MPI_Finalized(&mut fin) })?;
             if init == 0 || fin != 0 {
-                return Err(Error::KnownCrash(&crate::quirks::OPEN_MPI_INFO_OUTSIDE_INIT));
+                return Err(Error::KnownCrash(
+                    &crate::quirks::OPEN_MPI_INFO_OUTSIDE_INIT,
+                ));
             }
         }
         let mut raw = sys::MPI_INFO_NULL;

@@ -216,13 +216,16 @@ static ANCHOR: OnceLock<(c_int, c_int)> = OnceLock::new();
 /// The anchor requests the first token's level; what it was provided is the process's MPI_T
 /// thread level, returned here.
 fn anchor(level: ThreadLevel) -> Result<ThreadLevel> {
-    if ANCHOR.get().is_none() && crate::quirks::applies(&crate::quirks::MPICH_MPI_T_AFTER_FINALIZE) {
+    if ANCHOR.get().is_none() && crate::quirks::applies(&crate::quirks::MPICH_MPI_T_AFTER_FINALIZE)
+    {
         let mut finalized = 0;
         // SAFETY: MPI_Finalized may be called at any time; valid out-pointer.
         check(unsafe { sys::MPI_Finalized(&mut finalized) })?;
         if finalized != 0 {
             // Ordering (f) in the table: MPI_T first initialised after MPI_Finalize.
-            return Err(Error::KnownCrash(&crate::quirks::MPICH_MPI_T_AFTER_FINALIZE));
+            return Err(Error::KnownCrash(
+                &crate::quirks::MPICH_MPI_T_AFTER_FINALIZE,
+            ));
         }
     }
     let (rc, provided) = *ANCHOR.get_or_init(|| {

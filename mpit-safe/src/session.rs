@@ -21,7 +21,12 @@ use crate::raw::{self, check, non_negative};
 /// let session = mpit.session()?;
 /// for v in mpit.pvars()?.entries.iter().filter(|v| v.bind == mpit_safe::Bind::NoObject) {
 ///     match session.dyn_handle(v.index, &mpit_safe::NoObject) {
-///         Ok(h) => println!("{} = {:?}", v.name, h.read_values()?),
+///         Ok(h) => {
+///             if !v.continuous {
+///                 h.start()?; // MPICH refuses to read a stopped variable (MPI_T_ERR_INVALID)
+///             }
+///             println!("{} = {:?}", v.name, h.read_values()?)
+///         }
 ///         Err(e) => println!("{}: {e}", v.name), // e.g. a variable the MPI cannot serve
 ///     }
 /// }

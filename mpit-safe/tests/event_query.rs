@@ -15,7 +15,10 @@ fn event_queries_follow_the_standard() {
     let mpit = &t.mpit;
     let (ne, ns) = (mpit.event_count().unwrap(), mpit.source_count().unwrap());
     if common::material().events {
-        assert!(ne > 0 && ns > 0, "{ne} event types, {ns} sources after MPI_Init");
+        assert!(
+            ne > 0 && ns > 0,
+            "{ne} event types, {ns} sources after MPI_Init"
+        );
     } else if ne == 0 && ns == 0 {
         eprintln!(
             "{}: no event types or sources after MPI_Init: only counts and refusals checked",
@@ -26,8 +29,16 @@ fn event_queries_follow_the_standard() {
     let sources = mpit.sources().unwrap();
     assert_eq!(events.count, ne);
     assert_eq!(sources.count, ns);
-    assert!(events.holes.is_empty(), "event type holes: {:?}", events.holes);
-    assert!(sources.holes.is_empty(), "source holes: {:?}", sources.holes);
+    assert!(
+        events.holes.is_empty(),
+        "event type holes: {:?}",
+        events.holes
+    );
+    assert!(
+        sources.holes.is_empty(),
+        "source holes: {:?}",
+        sources.holes
+    );
     for e in &events.entries {
         assert!(!e.name.is_empty() && !e.elements.is_empty(), "{e:?}");
         assert!(e.elements.first().is_some_and(|el| el.displacement == 0));
@@ -74,8 +85,18 @@ fn event_queries_follow_the_standard() {
     eprintln!(
         "{}: {ne} event types ({}), {ns} sources ({}) after MPI_Init",
         mpit_safe::implementation(),
-        events.entries.iter().map(|e| e.name.to_string()).collect::<Vec<_>>().join(", "),
-        sources.entries.iter().map(|s| s.name.to_string()).collect::<Vec<_>>().join(", ")
+        events
+            .entries
+            .iter()
+            .map(|e| e.name.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        sources
+            .entries
+            .iter()
+            .map(|s| s.name.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
 }
 

@@ -84,7 +84,11 @@ fn prove(test: &str, quirk: &Quirk, material: Option<&str>) {
         quirk.id,
         if applies { "applies" } else { "does not apply" },
         mpit_safe::implementation(),
-        quirks::library_version().unwrap_or_default().lines().next().unwrap_or("")
+        quirks::library_version()
+            .unwrap_or_default()
+            .lines()
+            .next()
+            .unwrap_or("")
     );
     let raw = run_child(test, "raw");
     let safe = run_child(test, "safe");
@@ -150,10 +154,7 @@ fn mpich_mpi_t_after_finalize() {
             raw_t_init();
             let mut n = 0;
             // SAFETY: MPI_T is initialised; valid out-pointer.
-            assert_eq!(
-                unsafe { sys::MPI_T_cvar_get_num(&mut n) },
-                sys::MPI_SUCCESS
-            );
+            assert_eq!(unsafe { sys::MPI_T_cvar_get_num(&mut n) }, sys::MPI_SUCCESS);
             // SAFETY: balances the MPI_T_init_thread above.
             unsafe { sys::MPI_T_finalize() };
             println!("raw: ok ({n} cvars)");
@@ -230,7 +231,12 @@ fn open_mpi_psm2_pvar_handles() {
         Some("safe") => {
             let mpit = Mpit::init().unwrap();
             let session = mpit.session().unwrap();
-            let found = mpit.pvars().unwrap().entries.into_iter().find(|p| p.name == NAME);
+            let found = mpit
+                .pvars()
+                .unwrap()
+                .entries
+                .into_iter()
+                .find(|p| p.name == NAME);
             match found {
                 Some(p) => {
                     println!("material: {NAME}");
@@ -238,9 +244,12 @@ fn open_mpi_psm2_pvar_handles() {
                 }
                 None => {
                     // Let through elsewhere: any other unbound variable gets its handle.
-                    let other = mpit.pvars().unwrap().entries.into_iter().find(|p| {
-                        p.bind == mpit_safe::Bind::NoObject
-                    });
+                    let other = mpit
+                        .pvars()
+                        .unwrap()
+                        .entries
+                        .into_iter()
+                        .find(|p| p.bind == mpit_safe::Bind::NoObject);
                     if let Some(p) = other {
                         session.dyn_handle(p.index, &NoObject).unwrap();
                         println!("let through: handle for {}", p.name);
@@ -267,7 +276,10 @@ fn pvar_class_of(name: &str) -> std::ffi::c_int {
     drop(mpit);
     let classes = [
         (mpit_safe::PvarClass::Counter, sys::MPI_T_PVAR_CLASS_COUNTER),
-        (mpit_safe::PvarClass::Aggregate, sys::MPI_T_PVAR_CLASS_AGGREGATE),
+        (
+            mpit_safe::PvarClass::Aggregate,
+            sys::MPI_T_PVAR_CLASS_AGGREGATE,
+        ),
         (mpit_safe::PvarClass::Level, sys::MPI_T_PVAR_CLASS_LEVEL),
         (mpit_safe::PvarClass::Size, sys::MPI_T_PVAR_CLASS_SIZE),
         (mpit_safe::PvarClass::Timer, sys::MPI_T_PVAR_CLASS_TIMER),
@@ -290,8 +302,7 @@ fn open_mpi_closed_component_cvars() {
             let name = std::ffi::CString::new(NAME).unwrap();
             let mut index = 0;
             // SAFETY: NUL-terminated name; valid out-pointer.
-            if unsafe { sys::MPI_T_cvar_get_index(name.as_ptr(), &mut index) } != sys::MPI_SUCCESS
-            {
+            if unsafe { sys::MPI_T_cvar_get_index(name.as_ptr(), &mut index) } != sys::MPI_SUCCESS {
                 println!("raw: ok (no {NAME})");
                 return;
             }
@@ -306,7 +317,10 @@ fn open_mpi_closed_component_cvars() {
             let mut v = [0i64; 4];
             // SAFETY: an int variable of count 1; the buffer holds more.
             let rc = unsafe { sys::MPI_T_cvar_read(handle, v.as_mut_ptr().cast()) };
-            println!("raw: ok (read after MPI_Init returned {rc}, value {})", v[0]);
+            println!(
+                "raw: ok (read after MPI_Init returned {rc}, value {})",
+                v[0]
+            );
         }
         Some("safe") => {
             let mpit = Mpit::init().unwrap();
@@ -339,7 +353,10 @@ fn mpich_event_enumtype() {
             init_mpi();
             let mut n = 0;
             // SAFETY: valid out-pointer.
-            assert_eq!(unsafe { sys::MPI_T_event_get_num(&mut n) }, sys::MPI_SUCCESS);
+            assert_eq!(
+                unsafe { sys::MPI_T_event_get_num(&mut n) },
+                sys::MPI_SUCCESS
+            );
             if n == 0 {
                 println!("raw: ok (no event types)");
                 return;
@@ -441,7 +458,10 @@ fn the_table_is_complete_and_unique() {
     ];
     for q in QUIRKS {
         assert!(covered.contains(&q.id), "{} has no test", q.id);
-        assert!(q.id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.'));
+        assert!(
+            q.id.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        );
     }
     let here = mpit_safe::implementation();
     eprintln!("running on {here}; quirks that apply here:");

@@ -11,30 +11,8 @@ use std::process::Command;
 
 use mpit_sys::*;
 
-const C_PROGRAM: &str = r#"
-#include <mpi.h>
-#include <stdio.h>
-static void counts(const char *when) {
-    int c = -1, p = -1, k = -1, e = -1, s = -1;
-    if (MPI_T_cvar_get_num(&c) || MPI_T_pvar_get_num(&p) || MPI_T_category_get_num(&k)) {
-        printf("error\n");
-        return;
-    }
-#if MPI_VERSION >= 4
-    if (MPI_T_event_get_num(&e) || MPI_T_source_get_num(&s)) { printf("error\n"); return; }
-#endif
-    printf("%s %d %d %d %d %d\n", when, c, p, k, e, s);
-}
-int main(void) {
-    int provided;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)) return 1;
-    counts("before");
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided)) return 2;
-    counts("after");
-    if (MPI_T_finalize()) return 3;
-    return MPI_Finalize() ? 4 : 0;
-}
-"#;
+/// The C reference, shared with `scripts/test`'s summary.
+const C_PROGRAM: &str = include_str!("counts.c");
 
 fn check(what: &str, rc: c_int) {
     assert_eq!(rc, MPI_SUCCESS, "{what} failed with {rc}");
@@ -123,7 +101,9 @@ fn assert_runtime_library_matches_header() {
         (name, family),
         "the header's vendor macros name another library than the loaded one ({v:?})"
     );
-    eprintln!("identified: {IMPLEMENTATION} {IMPLEMENTATION_VERSION} ({IMPLEMENTATION_FAMILY} family)");
+    eprintln!(
+        "identified: {IMPLEMENTATION} {IMPLEMENTATION_VERSION} ({IMPLEMENTATION_FAMILY} family)"
+    );
 }
 
 #[test]

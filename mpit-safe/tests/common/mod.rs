@@ -79,8 +79,7 @@ pub(crate) fn material() -> Material {
     let lib = mpit_safe::quirks::library_version().unwrap_or_default();
     match mpit_safe::implementation().vendor {
         mpit_safe::Vendor::Mpich => Material {
-            pvars: lib.contains("--enable-mpit-pvars")
-                && !lib.contains("--enable-mpit-pvars=none"),
+            pvars: lib.contains("--enable-mpit-pvars") && !lib.contains("--enable-mpit-pvars=none"),
             events: lib.contains("--enable-mpit-events")
                 && !lib.contains("--enable-mpit-events=no"),
         },
