@@ -211,10 +211,8 @@ fn open_mpi_psm2_pvar_handles() {
             println!("material: {NAME}");
             let mut session = sys::MPI_T_PVAR_SESSION_NULL;
             // SAFETY: valid out-pointer.
-            assert_eq!(
-                unsafe { sys::MPI_T_pvar_session_create(&mut session) },
-                sys::MPI_SUCCESS
-            );
+            let rc = unsafe { sys::MPI_T_pvar_session_create(&mut session) };
+            assert_eq!(rc, sys::MPI_SUCCESS);
             let (mut handle, mut count) = (sys::MPI_T_PVAR_HANDLE_NULL, 0);
             // SAFETY: a valid index and session; an unbound variable takes a null object.
             let rc = unsafe {
@@ -353,10 +351,8 @@ fn mpich_event_enumtype() {
             init_mpi();
             let mut n = 0;
             // SAFETY: valid out-pointer.
-            assert_eq!(
-                unsafe { sys::MPI_T_event_get_num(&mut n) },
-                sys::MPI_SUCCESS
-            );
+            let rc = unsafe { sys::MPI_T_event_get_num(&mut n) };
+            assert_eq!(rc, sys::MPI_SUCCESS);
             if n == 0 {
                 println!("raw: ok (no event types)");
                 return;

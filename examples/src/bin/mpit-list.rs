@@ -39,8 +39,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use mpi::traits::Communicator;
 use mpit_safe::{
-    Bind, CategoryInfo, CvarInfo, Datatype, EnumInfo, Error, Listing, MpiString, Mpit, NoObject,
-    PvarClass, PvarInfo, Session, Value, Verbosity,
+    Bind, CategoryInfo, CvarInfo, Datatype, EnumInfo, Error, EventTypeInfo, Listing, MpiString,
+    Mpit, NoObject, PvarClass, PvarInfo, Session, SourceInfo, Value, Verbosity,
 };
 use serde_json::{Map, Value as Json, json};
 
@@ -192,56 +192,63 @@ struct Report {
     pvars: Vec<Pvar>,
     categories: Vec<CategoryInfo>,
     holes: Vec<Hole>,
-    /// Event types and sources, one line each (empty without the MPI-4 event API).
-    events: Vec<String>,
-    sources: Vec<String>,
+    /// Event types and sources with their info hints as text (empty without the MPI-4 event
+    /// API).
+    events: Vec<(EventTypeInfo, String)>,
+    sources: Vec<(SourceInfo, String)>,
     /// Failures of a whole listing (e.g. the count query).
     errors: Vec<String>,
 }
 
-/// Event types and sources as lines of text, where the header has the event API.
+/// Event types and sources with their hints, where the header has the event API.
 #[cfg(mpit_events)]
 fn collect_events(
     mpit: &Mpit,
     holes: &mut Vec<Hole>,
     errors: &mut Vec<String>,
-) -> (Vec<String>, Vec<String>) {
+) -> EventsAndSources {
     let (events, _) = split("event type", mpit.events(), holes, errors);
     let (sources, _) = split("source", mpit.sources(), holes, errors);
     let events = events
-        .iter()
+        .into_iter()
         .map(|e| {
-            let elements: Vec<String> = e
-                .elements
-                .iter()
-                .map(|el| format!("{}@{}", el.datatype, el.displacement))
-                .collect();
-            format!(
-                "event {} [{}, bind {}, {}]{}: {}",
-                e.name,
-                elements.join(" "),
-                e.bind,
-                e.verbosity,
-                hints_text(mpit.event_hints(e.index)),
-                e.description
-            )
+            let hints = hints_text(mpit.event_hints(e.index));
+            (e, hints)
         })
         .collect();
     let sources = sources
-        .iter()
+        .into_iter()
         .map(|s| {
-            format!(
-                "source {} [{:?}, {} ticks/s, max {} ticks]{}: {}",
-                s.name,
-                s.ordering,
-                s.ticks_per_second,
-                s.max_ticks,
-                hints_text(mpit.source_hints(s.index)),
-                s.description
-            )
+            let hints = hints_text(mpit.source_hints(s.index));
+            (s, hints)
         })
         .collect();
     (events, sources)
+}
+
+/// An event type's line: name, elements, binding, verbosity, hints, description.
+fn event_line(e: &EventTypeInfo, hints: &str) -> String {
+    let elements: Vec<String> = e
+        .elements
+        .iter()
+        .map(|el| format!("{}@{}", el.datatype, el.displacement))
+        .collect();
+    format!(
+        "event {} [{}, bind {}, {}]{hints}: {}",
+        e.name,
+        elements.join(" "),
+        e.bind,
+        e.verbosity,
+        e.description
+    )
+}
+
+/// A source's line: name, ordering, clock, hints, description.
+fn source_line(s: &SourceInfo, hints: &str) -> String {
+    format!(
+        "source {} [{:?}, {} ticks/s, max {} ticks]{hints}: {}",
+        s.name, s.ordering, s.ticks_per_second, s.max_ticks, s.description
+    )
 }
 
 /// The info hints MPI attaches to an event type or source, as ` {key=value, ...}` (empty when
@@ -263,9 +270,12 @@ fn collect_events(
     _mpit: &Mpit,
     _holes: &mut Vec<Hole>,
     _errors: &mut Vec<String>,
-) -> (Vec<String>, Vec<String>) {
+) -> EventsAndSources {
     (Vec::new(), Vec::new())
 }
+
+/// Event types and sources, each with its hints as text.
+type EventsAndSources = (Vec<(EventTypeInfo, String)>, Vec<(SourceInfo, String)>);
 
 fn check_count(count: usize) -> Result<(), Error> {
     if count > MAX_ELEMENTS {
@@ -867,8 +877,13 @@ fn render_text(report: &Report, args: &Args) -> String {
                 report.sources.len()
             ),
         );
-        for l in report.events.iter().chain(&report.sources) {
-            t.line(1, l);
+        let lines = report
+            .events
+            .iter()
+            .map(|(e, h)| event_line(e, h))
+            .chain(report.sources.iter().map(|(s, h)| source_line(s, h)));
+        for l in lines {
+            t.line(1, &l);
         }
     } else {
         t.line(
@@ -1038,6 +1053,8 @@ fn render_json(report: &Report, args: &Args) -> String {
     let doc = json!({
         "implementation": mpit_safe::sys::IMPLEMENTATION,
         "version": mpit_safe::sys::IMPLEMENTATION_VERSION,
+        "library": mpit_safe::implementation().to_string(),
+        "library_version": mpit_safe::quirks::library_version(),
         "mpi_init": report.mpi_init,
         "thread_level": report.thread_level,
         "filters": {
@@ -1067,8 +1084,28 @@ fn render_json(report: &Report, args: &Args) -> String {
         "holes": report.holes.iter().map(|h| json!({"kind": h.kind, "index": h.index, "error": h.error})).collect::<Vec<_>>(),
         "events": {
             "event_api": mpit_safe::sys::HAS_EVENTS,
-            "event_types": report.events,
-            "sources": report.sources,
+            "event_types": report.events.iter().map(|(e, hints)| json!({
+                "index": e.index,
+                "name": e.name.to_string(),
+                "verbosity": e.verbosity.name(),
+                "bind": e.bind.name(),
+                "elements": e.elements.iter().map(|el| json!({
+                    "datatype": el.datatype.c_name(),
+                    "displacement": el.displacement,
+                })).collect::<Vec<_>>(),
+                "enum": e.enumtype.as_ref().map(|en| en.name.to_string()),
+                "hints": hints.trim(),
+                "description": e.description.to_string(),
+            })).collect::<Vec<_>>(),
+            "sources": report.sources.iter().map(|(s, hints)| json!({
+                "index": s.index,
+                "name": s.name.to_string(),
+                "ordering": format!("{:?}", s.ordering),
+                "ticks_per_second": s.ticks_per_second,
+                "max_ticks": s.max_ticks,
+                "hints": hints.trim(),
+                "description": s.description.to_string(),
+            })).collect::<Vec<_>>(),
         },
         "errors": report.errors,
     });
