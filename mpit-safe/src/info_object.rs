@@ -37,8 +37,9 @@ impl Info {
     /// `MPI_Info_create`: an empty info object.
     ///
     /// MPI-4 allows info objects at any time; MPI-3 only between `MPI_Init` and
-    /// `MPI_Finalize`, and Open MPI 4.1/5.0 (MPI-3.1) abort the process otherwise, so there
-    /// this is refused outside that window ([`Error::KnownCrash`]).
+    /// `MPI_Finalize`, and Open MPI 4.1 (MPI-3.1) aborts the process otherwise, so there this
+    /// is refused outside that window ([`Error::KnownCrash`],
+    /// [`quirks::OPEN_MPI_INFO_OUTSIDE_INIT`](crate::quirks::OPEN_MPI_INFO_OUTSIDE_INIT)).
     #[doc(alias = "MPI_Info_create")]
     pub fn new() -> Result<Info> {
         if crate::quirks::applies(&crate::quirks::OPEN_MPI_INFO_OUTSIDE_INIT) {
