@@ -38,13 +38,16 @@ fn rsmpi_traffic_raises_events() {
 }
 
 #[cfg(mpit_events)]
+#[path = "common/mpirun.rs"]
+mod mpirun;
+
+#[cfg(mpit_events)]
 mod with_events {
     use std::ffi::{CStr, c_char, c_int, c_void};
-    use std::io::Read;
     use std::path::{Path, PathBuf};
-    use std::process::{Command, Output, Stdio};
+    use std::process::Command;
     use std::sync::Mutex;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use mpit_sys as sys;
 
@@ -92,52 +95,7 @@ mod with_events {
         cmd
     }
 
-    /// Runs `cmd` with its output captured, killing it after `limit` (a hung MPI job must
-    /// fail the test, not stall it). The pipes are drained while it runs.
-    fn run(mut cmd: Command, limit: Duration) -> Output {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-        let drain = |mut r: Box<dyn Read + Send>| {
-            std::thread::spawn(move || {
-                let mut v = Vec::new();
-                let _ = r.read_to_end(&mut v);
-                v
-            })
-        };
-        let out = drain(Box::new(child.stdout.take().expect("stdout")));
-        let err = drain(Box::new(child.stderr.take().expect("stderr")));
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().expect("wait") {
-                break s;
-            }
-            if start.elapsed() > limit {
-                let _ = child.kill();
-                break child.wait().expect("wait");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        Output {
-            status,
-            stdout: out.join().unwrap_or_default(),
-            stderr: err.join().unwrap_or_default(),
-        }
-    }
-
-    /// Prints the output indented (so the ranks' lines are not read as this harness's).
-    fn show(out: &Output) -> String {
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        for line in stdout
-            .lines()
-            .chain(String::from_utf8_lossy(&out.stderr).lines())
-        {
-            eprintln!("  | {line}");
-        }
-        stdout
-    }
+    use crate::mpirun::{run, show};
 
     #[test]
     fn c_test_program() {

@@ -1,0 +1,103 @@
+//! Running MPI programs from a test: the selected MPI's launcher and C compiler (as
+//! `scripts/with-mpi` sets them), a run with a time limit whose output is kept, and the output
+//! shown indented. Included by `events_real.rs` and `quirk_dequeued_data.rs` (`#[path]`).
+// Each including test uses a part of this module.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The command in environment variable `var` (a line that may carry arguments, e.g.
+/// `"mpiexec --oversubscribe"`), else `default`.
+fn command_from_env(var: &str, default: &str) -> Command {
+    let line = std::env::var(var).unwrap_or_default();
+    let mut words = line.split_whitespace();
+    let mut cmd = Command::new(words.next().unwrap_or(default));
+    cmd.args(words);
+    cmd
+}
+
+/// `$MPIEXEC` (set by `scripts/with-mpi`), else `mpiexec`.
+pub(crate) fn mpiexec() -> Command {
+    command_from_env("MPIEXEC", "mpiexec")
+}
+
+/// `$MPICC` (set by `scripts/with-mpi`), else `mpicc`.
+pub(crate) fn mpicc() -> Command {
+    command_from_env("MPICC", "mpicc")
+}
+
+/// Compiles the C program `src` with the selected `mpicc -O1 -g` into
+/// `CARGO_TARGET_TMPDIR/name`; panics with the compiler's output if it fails.
+pub(crate) fn build_c(src: &Path, name: &str) -> PathBuf {
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let mut cc = mpicc();
+    cc.args(["-O1", "-g", "-Wall", "-Wextra", "-o"])
+        .arg(&exe)
+        .arg(src);
+    let out = run(cc, Duration::from_secs(120));
+    show(&out);
+    assert!(out.status.success(), "compiling {} failed", src.display());
+    exe
+}
+
+/// Runs `cmd` with its output captured, killing it after `limit` (a hung MPI job must fail the
+/// test, not stall it). The pipes are drained while it runs.
+pub(crate) fn run(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            break child.wait().expect("wait");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
+/// Prints stdout and stderr indented (so the ranks' lines are not read as the harness's) and
+/// returns both, stdout first.
+pub(crate) fn show(out: &Output) -> String {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in text.lines() {
+        eprintln!("  | {line}");
+    }
+    text
+}
+
+/// Whether the loaded MPI library says it was configured with MPI_T events
+/// (`--enable-mpit-events`, in MPICH's `MPI_Get_library_version`): there, a test about events
+/// must find them.
+pub(crate) fn library_configured_with_events() -> bool {
+    mpit_safe::quirks::library_version().is_some_and(|v| {
+        v.split_whitespace()
+            .any(|w| w == "--enable-mpit-events" || w == "--enable-mpit-events=yes")
+    })
+}
