@@ -1,5 +1,10 @@
-//! Event dispatch and event streams, through the test provider of `examples/event-provider`
-//! (LD_PRELOADed ahead of MPICH; the bench re-runs itself with it). In one run:
+//! Event dispatch and event streams: through the test provider of `examples/event-provider`
+//! (LD_PRELOADed ahead of MPICH), and through a real MPI's own events where it raises them
+//! (MPICH built with `--enable-mpit-events`: `mpich-ev`). The bench re-runs itself: once with
+//! the provider preloaded, once under `$MPIEXEC -n 2` without it, and ends with the ratios of
+//! both runs side by side.
+//!
+//! With the provider, in one run:
 //! - dispatch: a raw C callback registered with `mpit-sys` against a Rust closure registered
 //!   with `Registration::on_event`, both reading element 0 and adding it to a counter, each event
 //!   raised by the provider's control API (the raise itself is common to both sides); the ratio
@@ -7,8 +12,16 @@
 //! - stream throughput: one producer thread raising 2,000,000 events into
 //!   `Registration::stream` while the consumer drains, in events per second.
 //!
-//! Run: `scripts/with-mpi mpich cargo bench -p mpit-benches --bench events`. Where the header
-//! has no event API (Open MPI) it says so and exits.
+//! With the real MPI's receive-queue events (2 ranks; rank 1 sends messages before rank 0
+//! posts the receives, so each raises `unexp_message_enqueued` on arrival and
+//! `unexp_message_dequeued` at its receive), in alternating rounds on rank 0: no registration,
+//! raw C callbacks, closures, a raw C callback doing a stream's work (copy, source, timestamp),
+//! and `Registration::stream`; per message and per receive, with the callbacks' own cost (each
+//! side minus the side without registrations) and the ratios closure / raw C and stream / raw C.
+//!
+//! Run: `scripts/with-mpi mpich-ev cargo bench -p mpit-benches --bench events` (or `mpich`,
+//! `mpich5`, `intel`: the provider only). Where the header has no event API (Open MPI) it says
+//! so and exits.
 
 #[cfg(mpit_events)]
 mod run {
@@ -20,6 +33,8 @@ mod run {
 
     use criterion::Criterion;
     use mpit_safe::{CbSafety, Mpit, NoObject, sys};
+
+    use super::{SUMMARY, summary};
 
     const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
 
@@ -79,17 +94,26 @@ mod run {
         );
     }
 
+    /// Whether this process runs with the provider preloaded.
+    pub(crate) fn preloaded() -> bool {
+        std::env::var_os("LD_PRELOAD")
+            .is_some_and(|p| p.to_string_lossy().contains("mpit_event_provider"))
+    }
+
+    /// Runs this bench again with the provider preloaded, its summary lines going to
+    /// `summary_file`; `false` if that run failed.
+    pub(crate) fn with_provider(summary_file: &std::path::Path) -> bool {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args(std::env::args().skip(1))
+            .env("LD_PRELOAD", PROVIDER)
+            .env(SUMMARY, summary_file)
+            .status()
+            .unwrap()
+            .success()
+    }
+
+    /// The provider's measurements (in the preloaded process).
     pub(crate) fn main() {
-        if std::env::var_os("LD_PRELOAD")
-            .is_none_or(|p| !p.to_string_lossy().contains("mpit_event_provider"))
-        {
-            let status = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(std::env::args().skip(1))
-                .env("LD_PRELOAD", PROVIDER)
-                .status()
-                .unwrap();
-            std::process::exit(status.code().unwrap_or(1));
-        }
         let mpit = Mpit::init().unwrap();
         // SAFETY: the provider is preloaded; dlopen returns it; signatures of mpit_provider.h.
         let (lib, raise_at, raise_many) = unsafe {
@@ -276,6 +300,15 @@ mod run {
                 rates.push(N as f64 / start.elapsed().as_secs_f64());
             }
             rates.sort_by(f64::total_cmp);
+            summary(&format!(
+                "provider ({}, source \"{name}\"): stream's callback alone against a C callback \
+                 doing its copy/source/timestamp: {:.1} against {:.1} M events/s, time ratio \
+                 {:.3}",
+                mpit_safe::implementation(),
+                alone_rate / 1e6,
+                raw_copy_rate / 1e6,
+                raw_copy_rate / alone_rate
+            ));
             stream_lines.push(format!(
                 "  stream ({name:>9}) sustained with a concurrent consumer: median {:.1} M \
                  events/s (5 runs: {:.1}-{:.1}; {received} of {} received, {} dropped as the \
@@ -316,13 +349,471 @@ mod run {
         for l in &stream_lines {
             println!("{l}");
         }
+        summary(&format!(
+            "provider ({}): dispatch closure / raw C {:.3} (median of 41 per-round ratios; \
+             raw {:.1} ns, closure {:.1} ns per raise)",
+            mpit_safe::implementation(),
+            interleaved.ratio,
+            interleaved.raw_ns,
+            interleaved.safe_ns
+        ));
         drop(lib);
+    }
+}
+
+/// Appends `line` to the summary the parent process prints at the end (the file named by
+/// `MPIT_EVENTS_BENCH_SUMMARY`), on rank 0 or in a single process.
+#[cfg(mpit_events)]
+fn summary(line: &str) {
+    use std::io::Write;
+    if let Some(path) = std::env::var_os(SUMMARY) {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("the summary file");
+        writeln!(f, "{line}").expect("write the summary");
+    }
+}
+
+#[cfg(mpit_events)]
+const SUMMARY: &str = "MPIT_EVENTS_BENCH_SUMMARY";
+
+/// The real MPI's receive-queue events, on 2 ranks under `$MPIEXEC`.
+#[cfg(mpit_events)]
+mod real {
+    use std::ffi::c_void;
+    use std::hint::black_box;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    use mpi::topology::SimpleCommunicator;
+    use mpi::traits::*;
+    use mpit_safe::{CbSafety, EventStream, Mpit, NoObject, Registration, sys};
+
+    use super::{SUMMARY, summary};
+
+    /// Set in the environment of the ranks.
+    pub(crate) const CHILD: &str = "MPIT_EVENTS_BENCH_REAL";
+    /// Messages per round and side; rounds.
+    const MESSAGES: usize = 2000;
+    const ROUNDS: usize = 31;
+
+    /// What rank 0 does while the messages of one round come in.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Side {
+        /// No registration: MPI's own cost.
+        Bare,
+        /// Raw C callbacks: enqueued reads element 0, dequeued reads its timestamp.
+        RawC,
+        /// Closures doing the same through `Registration::on_event`.
+        Closure,
+        /// Raw C callbacks doing a stream's work without a queue: copy (where the data can be
+        /// read), source, timestamp.
+        RawCopy,
+        /// `Registration::stream`.
+        Stream,
+    }
+    const SIDES: [Side; 5] = [
+        Side::Bare,
+        Side::RawC,
+        Side::Closure,
+        Side::RawCopy,
+        Side::Stream,
+    ];
+
+    static RAW_EVENTS: AtomicU64 = AtomicU64::new(0);
+    static RAW_SUM: AtomicU64 = AtomicU64::new(0);
+
+    /// `unexp_message_enqueued`, raw: element 0 (the sender's rank) into a sum.
+    unsafe extern "C" fn raw_enqueued(
+        instance: sys::MPI_T_event_instance,
+        _r: sys::MPI_T_event_registration,
+        _s: sys::MPI_T_cb_safety,
+        _u: *mut c_void,
+    ) {
+        let mut v: i32 = 0;
+        // SAFETY: valid instance during the callback; element 0 is an MPI_INT.
+        unsafe { sys::MPI_T_event_read(instance, 0, (&raw mut v).cast()) };
+        RAW_SUM.fetch_add(v as u64, Ordering::Relaxed);
+        RAW_EVENTS.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `unexp_message_dequeued`, raw: its timestamp into a sum (its data cannot be read on
+    /// MPICH: mpit_safe::quirks::MPICH_DEQUEUED_EVENT_DATA).
+    unsafe extern "C" fn raw_dequeued(
+        instance: sys::MPI_T_event_instance,
+        _r: sys::MPI_T_event_registration,
+        _s: sys::MPI_T_cb_safety,
+        _u: *mut c_void,
+    ) {
+        let mut ts: sys::MPI_Count = 0;
+        // SAFETY: valid instance during the callback; valid out-pointer.
+        unsafe { sys::MPI_T_event_get_timestamp(instance, &mut ts) };
+        RAW_SUM.fetch_add(ts as u64, Ordering::Relaxed);
+        RAW_EVENTS.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A stream's work in C, without the queue: copy the data (`user_data` non-null: it can be
+    /// read), read source and timestamp.
+    unsafe extern "C" fn raw_copy(
+        instance: sys::MPI_T_event_instance,
+        _r: sys::MPI_T_event_registration,
+        _s: sys::MPI_T_cb_safety,
+        readable: *mut c_void,
+    ) {
+        let mut buf = [0u8; 64];
+        let (mut src, mut ts) = (0, 0);
+        // SAFETY: valid instance during the callback; the buffer holds the event's extent (8).
+        unsafe {
+            if !readable.is_null() {
+                sys::MPI_T_event_copy(instance, buf.as_mut_ptr().cast());
+            }
+            sys::MPI_T_event_get_source(instance, &mut src);
+            sys::MPI_T_event_get_timestamp(instance, &mut ts);
+        }
+        black_box((buf, src, ts));
+        RAW_EVENTS.fetch_add(1, Ordering::Relaxed);
+    }
+
+    type RawCb = unsafe extern "C" fn(
+        sys::MPI_T_event_instance,
+        sys::MPI_T_event_registration,
+        sys::MPI_T_cb_safety,
+        *mut c_void,
+    );
+
+    /// A registration made with `mpit-sys`: `cb` at `level` with `user_data`.
+    fn raw_registration(
+        event: usize,
+        level: i32,
+        cb: RawCb,
+        user_data: *mut c_void,
+    ) -> sys::MPI_T_event_registration {
+        let mut reg = std::ptr::null_mut();
+        // SAFETY: valid event index of an unbound type, MPI_INFO_NULL, valid out-pointer; the
+        // callback has the C signature and touches statics only.
+        unsafe {
+            assert_eq!(
+                sys::MPI_T_event_handle_alloc(
+                    event as i32,
+                    std::ptr::null_mut(),
+                    sys::MPI_INFO_NULL,
+                    &mut reg
+                ),
+                sys::MPI_SUCCESS
+            );
+            assert_eq!(
+                sys::MPI_T_event_register_callback(
+                    reg,
+                    level as sys::MPI_T_cb_safety,
+                    sys::MPI_INFO_NULL,
+                    user_data,
+                    Some(cb)
+                ),
+                sys::MPI_SUCCESS
+            );
+        }
+        reg
+    }
+
+    /// Rank 0's registrations for one side, released by `Drop`.
+    enum Setup<'m> {
+        None,
+        Raw(Vec<sys::MPI_T_event_registration>),
+        /// The registrations (freed on drop) and their streams, if any.
+        Safe {
+            _regs: Vec<Registration<'m>>,
+            streams: Vec<EventStream>,
+        },
+    }
+
+    impl Drop for Setup<'_> {
+        fn drop(&mut self) {
+            if let Setup::Raw(regs) = self {
+                for reg in regs.drain(..) {
+                    // SAFETY: a live registration of `raw_registration`, freed once.
+                    let rc =
+                        unsafe { sys::MPI_T_event_handle_free(reg, std::ptr::null_mut(), None) };
+                    assert_eq!(rc, sys::MPI_SUCCESS);
+                }
+            }
+        }
+    }
+
+    fn setup<'m>(
+        mpit: &'m Mpit,
+        side: Side,
+        ev: [usize; 2],
+        safe_events: &Arc<AtomicU64>,
+        safe_sum: &Arc<AtomicU64>,
+    ) -> Setup<'m> {
+        let ts = sys::MPI_T_CB_REQUIRE_THREAD_SAFE;
+        let ass = sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE;
+        let readable = std::ptr::dangling_mut::<c_void>();
+        match side {
+            Side::Bare => Setup::None,
+            Side::RawC => Setup::Raw(vec![
+                raw_registration(ev[0], ts, raw_enqueued, std::ptr::null_mut()),
+                raw_registration(ev[1], ts, raw_dequeued, std::ptr::null_mut()),
+            ]),
+            Side::RawCopy => Setup::Raw(vec![
+                raw_registration(ev[0], ass, raw_copy, readable),
+                raw_registration(ev[1], ass, raw_copy, std::ptr::null_mut()),
+            ]),
+            Side::Closure => {
+                let enq = mpit.register_event(ev[0], &NoObject).unwrap();
+                let (n, sum) = (safe_events.clone(), safe_sum.clone());
+                enq.on_event(CbSafety::ThreadSafe, move |e| {
+                    sum.fetch_add(e.read::<i32>(0).unwrap_or(0) as u64, Ordering::Relaxed);
+                    n.fetch_add(1, Ordering::Relaxed);
+                })
+                .unwrap();
+                let deq = mpit.register_event(ev[1], &NoObject).unwrap();
+                let (n, sum) = (safe_events.clone(), safe_sum.clone());
+                deq.on_event(CbSafety::ThreadSafe, move |e| {
+                    sum.fetch_add(e.timestamp().unwrap_or(0), Ordering::Relaxed);
+                    n.fetch_add(1, Ordering::Relaxed);
+                })
+                .unwrap();
+                Setup::Safe {
+                    _regs: vec![enq, deq],
+                    streams: Vec::new(),
+                }
+            }
+            Side::Stream => {
+                let regs: Vec<_> = ev
+                    .iter()
+                    .map(|&e| mpit.register_event(e, &NoObject).unwrap())
+                    .collect();
+                let streams = regs
+                    .iter()
+                    .map(|r| r.stream(CbSafety::AsyncSignalSafe, MESSAGES).unwrap())
+                    .collect();
+                Setup::Safe {
+                    _regs: regs,
+                    streams,
+                }
+            }
+        }
+    }
+
+    /// One round of `MESSAGES` messages: rank 1 sends them (tags 0..), a barrier orders them
+    /// before rank 0's receives, a token from rank 0 ends the round. Rank 0 returns the time
+    /// from the first barrier to the last receive, and of the receives alone.
+    fn exchange(world: &SimpleCommunicator, sync: &SimpleCommunicator) -> (Duration, Duration) {
+        sync.barrier();
+        let t0 = Instant::now();
+        if world.rank() == 1 {
+            for i in 0..MESSAGES as i32 {
+                world.process_at_rank(0).send_with_tag(&i, i);
+            }
+            sync.barrier();
+            let _ = sync.process_at_rank(0).receive::<i32>();
+            return (Duration::ZERO, Duration::ZERO);
+        }
+        sync.barrier();
+        let t1 = Instant::now();
+        let mut v = 0i32;
+        for i in 0..MESSAGES as i32 {
+            world.process_at_rank(1).receive_into_with_tag(&mut v, i);
+        }
+        let t2 = Instant::now();
+        sync.process_at_rank(1).send(&0i32);
+        (t2 - t0, t2 - t1)
+    }
+
+    fn median(mut v: Vec<f64>) -> f64 {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+
+    /// One rank of the real-event bench.
+    pub(crate) fn rank() {
+        let mpit = Mpit::init().unwrap();
+        let universe = mpi::initialize().unwrap();
+        let world = universe.world();
+        let sync = world.duplicate();
+        let rank = world.rank();
+        let ev = [
+            mpit.event_index("unexp_message_enqueued").unwrap(),
+            mpit.event_index("unexp_message_dequeued").unwrap(),
+        ];
+        let [Some(enq), Some(deq)] = ev else {
+            if rank == 0 {
+                let line = format!(
+                    "real events ({}): none (no unexp_message_enqueued/dequeued event types \
+                     after MPI_Init): nothing to measure",
+                    mpit_safe::implementation()
+                );
+                println!("{line}");
+                summary(&line);
+            }
+            drop(mpit);
+            return;
+        };
+        let ev = [enq, deq];
+        let safe_events = Arc::new(AtomicU64::new(0));
+        let safe_sum = Arc::new(AtomicU64::new(0));
+        // Per side: ns per message of the whole round, and per receive.
+        let mut whole = vec![Vec::new(); SIDES.len()];
+        let mut recv = vec![Vec::new(); SIDES.len()];
+        let mut records = 0usize;
+        for round in 0..=ROUNDS {
+            // Round 0 warms up; the order of the sides rotates every round.
+            for k in 0..SIDES.len() {
+                let i = (k + round) % SIDES.len();
+                let s = if rank == 0 {
+                    setup(&mpit, SIDES[i], ev, &safe_events, &safe_sum)
+                } else {
+                    Setup::None
+                };
+                let (raw0, safe0) = (
+                    RAW_EVENTS.load(Ordering::Relaxed),
+                    safe_events.load(Ordering::Relaxed),
+                );
+                let (w, r) = exchange(&world, &sync);
+                if rank == 0 {
+                    let events = match SIDES[i] {
+                        Side::Bare => 2 * MESSAGES as u64,
+                        Side::RawC | Side::RawCopy => RAW_EVENTS.load(Ordering::Relaxed) - raw0,
+                        Side::Closure => safe_events.load(Ordering::Relaxed) - safe0,
+                        Side::Stream => match &s {
+                            Setup::Safe { streams, .. } => {
+                                let n: usize = streams.iter().map(|s| s.drain().count()).sum();
+                                records += n;
+                                n as u64
+                            }
+                            _ => unreachable!(),
+                        },
+                    };
+                    assert_eq!(
+                        events,
+                        2 * MESSAGES as u64,
+                        "{:?}: one enqueued and one dequeued event per message",
+                        SIDES[i]
+                    );
+                    if round > 0 {
+                        whole[i].push(w.as_secs_f64() * 1e9 / MESSAGES as f64);
+                        recv[i].push(r.as_secs_f64() * 1e9 / MESSAGES as f64);
+                    }
+                }
+                drop(s);
+            }
+        }
+        if rank == 0 {
+            assert!(RAW_SUM.load(Ordering::Relaxed) > 0 && safe_sum.load(Ordering::Relaxed) > 0);
+            report(&whole, &recv, records);
+        }
+        world.barrier();
+        drop(mpit);
+    }
+
+    fn report(whole: &[Vec<f64>], recv: &[Vec<f64>], records: usize) {
+        let w: Vec<f64> = whole.iter().map(|v| median(v.clone())).collect();
+        let r: Vec<f64> = recv.iter().map(|v| median(v.clone())).collect();
+        // The callbacks' own cost: each side minus the bare side, per round, then the median.
+        let cost = |v: &[Vec<f64>], side: usize| {
+            median(v[side].iter().zip(&v[0]).map(|(s, b)| s - b).collect())
+        };
+        let ratio = |v: &[Vec<f64>], a: usize, b: usize| {
+            median(v[a].iter().zip(&v[b]).map(|(x, y)| x / y).collect())
+        };
+        let implementation = mpit_safe::implementation();
+        println!(
+            "\n{implementation}, its own receive-queue events, 2 ranks, {ROUNDS} rounds of \
+             {MESSAGES} messages per side (order rotating), rank 0's medians:"
+        );
+        println!(
+            "  {:<34} {:>12} {:>12} {:>12} {:>12} {:>12}",
+            "ns per", "no callback", "raw C", "closure", "C copy", "stream"
+        );
+        for (name, v) in [
+            ("message (enqueued + dequeued)", &w),
+            ("receive (dequeued)", &r),
+        ] {
+            println!(
+                "  {name:<34} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>12.1}",
+                v[0], v[1], v[2], v[3], v[4]
+            );
+        }
+        for (name, v) in [("per message", whole), ("per receive", recv)] {
+            println!(
+                "  {name}: callbacks' own cost raw C {:.1} ns, closure {:.1} ns; C copy {:.1} \
+                 ns, stream {:.1} ns; whole path closure / raw C {:.3}, stream / C copy {:.3}",
+                cost(v, 1),
+                cost(v, 2),
+                cost(v, 3),
+                cost(v, 4),
+                ratio(v, 2, 1),
+                ratio(v, 4, 3),
+            );
+        }
+        println!("  ({records} stream records, every event of every round; no drops)");
+        summary(&format!(
+            "real events ({implementation}), per message (2 events): dispatch closure / raw C \
+             {:.3} whole path, callbacks' own cost {:.1} against {:.1} ns; stream / C copy \
+             {:.3} whole path, own cost {:.1} against {:.1} ns",
+            ratio(whole, 2, 1),
+            cost(whole, 2),
+            cost(whole, 1),
+            ratio(whole, 4, 3),
+            cost(whole, 4),
+            cost(whole, 3),
+        ));
+        summary(&format!(
+            "real events ({implementation}), per receive (1 dequeued event): dispatch closure / \
+             raw C {:.3} whole path, own cost {:.1} against {:.1} ns; stream / C copy {:.3}, \
+             own cost {:.1} against {:.1} ns",
+            ratio(recv, 2, 1),
+            cost(recv, 2),
+            cost(recv, 1),
+            ratio(recv, 4, 3),
+            cost(recv, 4),
+            cost(recv, 3),
+        ));
+    }
+
+    /// Runs the ranks under `$MPIEXEC -n 2`, rank 0's summary lines going to `summary_file`;
+    /// `false` if the job failed.
+    pub(crate) fn launch(summary_file: &std::path::Path) -> bool {
+        let line = std::env::var("MPIEXEC").unwrap_or_default();
+        let mut words = line.split_whitespace();
+        let mut cmd = std::process::Command::new(words.next().unwrap_or("mpiexec"));
+        cmd.args(words)
+            .args(["-n", "2", "env", &format!("{CHILD}=1")])
+            .arg(std::env::current_exe().unwrap())
+            .env(SUMMARY, summary_file);
+        cmd.status().is_ok_and(|s| s.success())
     }
 }
 
 fn main() {
     #[cfg(mpit_events)]
-    run::main();
+    {
+        if std::env::var_os(real::CHILD).is_some() {
+            return real::rank();
+        }
+        if run::preloaded() {
+            return run::main();
+        }
+        // The parent: the provider's run, the real MPI's run, then both summaries together.
+        let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+        let path = std::path::Path::new(&dir).join("events-bench-summary.txt");
+        let _ = std::fs::remove_file(&path);
+        let provider_ok = run::with_provider(&path);
+        let real_ok = real::launch(&path);
+        println!("\nEvents, closure against raw C in the same run:");
+        for line in std::fs::read_to_string(&path).unwrap_or_default().lines() {
+            println!("  {line}");
+        }
+        if !(provider_ok && real_ok) {
+            eprintln!("a run failed (provider: {provider_ok}, real MPI: {real_ok})");
+            std::process::exit(1);
+        }
+        return;
+    }
     #[cfg(not(mpit_events))]
     println!(
         "{}: no MPI-4 event API in this header: event benches skipped",
