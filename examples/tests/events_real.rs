@@ -544,6 +544,10 @@ mod with_events {
                 p.attempts.info().continuous
             );
         } else {
+            assert!(
+                !mpirun::library_configured_with_recvq_pvars(),
+                "this MPI says it was configured with the receive-queue pvars, but has none"
+            );
             println!(
                 "rank 0: no unexpected_recvq_* pvars in this MPI: the pvar checks are skipped"
             );
