@@ -789,32 +789,32 @@ mod real {
     }
 }
 
+#[cfg(mpit_events)]
 fn main() {
-    #[cfg(mpit_events)]
-    {
-        if std::env::var_os(real::CHILD).is_some() {
-            return real::rank();
-        }
-        if run::preloaded() {
-            return run::main();
-        }
-        // The parent: the provider's run, the real MPI's run, then both summaries together.
-        let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-        let path = std::path::Path::new(&dir).join("events-bench-summary.txt");
-        let _ = std::fs::remove_file(&path);
-        let provider_ok = run::with_provider(&path);
-        let real_ok = real::launch(&path);
-        println!("\nEvents, closure against raw C in the same run:");
-        for line in std::fs::read_to_string(&path).unwrap_or_default().lines() {
-            println!("  {line}");
-        }
-        if !(provider_ok && real_ok) {
-            eprintln!("a run failed (provider: {provider_ok}, real MPI: {real_ok})");
-            std::process::exit(1);
-        }
-        return;
+    if std::env::var_os(real::CHILD).is_some() {
+        return real::rank();
     }
-    #[cfg(not(mpit_events))]
+    if run::preloaded() {
+        return run::main();
+    }
+    // The parent: the provider's run, the real MPI's run, then both summaries together.
+    let dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
+    let path = std::path::Path::new(&dir).join("events-bench-summary.txt");
+    let _ = std::fs::remove_file(&path);
+    let provider_ok = run::with_provider(&path);
+    let real_ok = real::launch(&path);
+    println!("\nEvents, closure against raw C in the same run:");
+    for line in std::fs::read_to_string(&path).unwrap_or_default().lines() {
+        println!("  {line}");
+    }
+    if !(provider_ok && real_ok) {
+        eprintln!("a run failed (provider: {provider_ok}, real MPI: {real_ok})");
+        std::process::exit(1);
+    }
+}
+
+#[cfg(not(mpit_events))]
+fn main() {
     println!(
         "{}: no MPI-4 event API in this header: event benches skipped",
         mpit_safe::sys::IMPLEMENTATION
