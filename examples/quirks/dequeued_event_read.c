@@ -9,7 +9,8 @@
  *
  * Two ranks. Rank 0 registers a callback on `unexp_message_enqueued` (reads element 0, the
  * sender's rank) and one on `unexp_message_dequeued`; rank 1 sends NMSG messages with distinct
- * tags before rank 0 posts the receives (ordered by a barrier), so each message goes through
+ * tags before rank 0 posts the receives (ordered by a barrier; a probe for the last one makes sure
+ * all have arrived), so each message goes through
  * MPICH's unexpected queue.
  *
  *   ./dequeued_event_read read   the dequeued callback calls MPI_T_event_read(element 0):
@@ -149,6 +150,12 @@ int main(int argc, char **argv)
             MPI_Send(&i, 1, MPI_INT, 0, TAG0 + i, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
+        /* The barrier orders the sends before the receives; probing for the last message makes
+         * sure all have arrived in the unexpected queue (MPICH's shared-memory barrier need not
+         * poll the message queues). */
+        int flag = 0;
+        while (!flag)
+            MPI_Iprobe(1, TAG0 + NMSG - 1, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
         for (int i = 0; i < NMSG; i++)
             MPI_Recv(&buf[i], 1, MPI_INT, 1, TAG0 + i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         check(MPI_T_event_handle_free(reg_enq, NULL, NULL), "handle_free");

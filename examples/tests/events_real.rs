@@ -4,7 +4,8 @@
 //! the same names from its receive wrappers.
 //!
 //! Two ranks under `$MPIEXEC -n 2`. In each round rank 1 sends messages with distinct tags
-//! before rank 0 posts the receives (a barrier orders them), so every message goes through
+//! before rank 0 posts the receives (a barrier orders them, a probe for the last tag makes sure
+//! they have all arrived), so every message goes through
 //! rank 0's unexpected queue: `unexp_message_enqueued` when it arrives, `unexp_message_dequeued`
 //! when the receive matches it. Rank 0 watches through closures (per safety level, with dropped
 //! handlers and a shared log in call order) and through event streams, and checks:
@@ -274,9 +275,24 @@ mod with_events {
         pvars: Option<[(u64, u64); 3]>,
     }
 
+    /// Rank 0 drives progress until rank 1's message with tag `last` is in its queue, and with
+    /// it (same sender, same communicator: FIFO) every earlier one. The barrier alone orders
+    /// the sends before the receives but does not bring the messages in: after a few calls
+    /// MPICH's shared-memory barrier stops polling the message queues (measured on mpich-ev:
+    /// from the fifth barrier on a communicator, messages sent before it are still unread
+    /// when it returns, and meet posted receives instead of the unexpected queue).
+    fn arrived(comm: &SimpleCommunicator, last: i32) {
+        while comm
+            .process_at_rank(1)
+            .immediate_probe_with_tag(last)
+            .is_none()
+        {}
+    }
+
     /// One round: rank 1 sends `n` messages with tags `tag0..` on `comm`, a barrier orders them
-    /// before rank 0's receives (in tag order). Rank 1 then waits for a token from rank 0, so
-    /// that nothing else of rank 1 reaches rank 0's queue until the round is over.
+    /// before rank 0's receives (in tag order), a probe for the last makes sure all have
+    /// arrived. Rank 1 then waits for a token from rank 0, so that nothing else of rank 1
+    /// reaches rank 0's queue until the round is over.
     fn round(
         comm: &SimpleCommunicator,
         sync: &SimpleCommunicator,
@@ -300,6 +316,7 @@ mod with_events {
         let mark = log.lock().unwrap().len();
         let before = pvars.map(QueuePvars::read);
         sync.barrier();
+        arrived(comm, tag0 + n as i32 - 1);
         let arrived = pvars.map(QueuePvars::read);
         for i in 0..n as i32 {
             let mut v = -1i32;
