@@ -640,6 +640,26 @@ mod with_events {
             src.ticks_per_second,
         );
         print_pvars(1, &r1);
+        for (id, spec) in SPECS.iter().enumerate().filter(|(_, s)| s.logged) {
+            let mut levels: Vec<CbSafety> = r1
+                .log
+                .iter()
+                .filter_map(|s| match s {
+                    Seen::Event { reg, level, .. } if *reg == id => Some(*level),
+                    _ => None,
+                })
+                .collect();
+            levels.dedup();
+            println!(
+                "rank 0: registration {id} ({}): {}",
+                spec.what,
+                if levels.is_empty() {
+                    "no closure called (every event dropped)".to_owned()
+                } else {
+                    format!("called at {levels:?}")
+                }
+            );
+        }
         println!(
             "rank 0: registration \"{}\": {dropped} events dropped so far (closure below the \
              context), none reported yet",
