@@ -5,9 +5,9 @@
 //!
 //! Two ranks under `$MPIEXEC -n 2`. In each round rank 1 sends messages with distinct tags
 //! before rank 0 posts the receives (a barrier orders them, a probe for the last tag makes sure
-//! they have all arrived), so every message goes through
-//! rank 0's unexpected queue: `unexp_message_enqueued` when it arrives, `unexp_message_dequeued`
-//! when the receive matches it. Rank 0 watches through closures (per safety level, with dropped
+//! they have all arrived), so every message goes through rank 0's unexpected queue:
+//! `unexp_message_enqueued` when it arrives, `unexp_message_dequeued` when the receive matches
+//! it (the provider raises both at the receive). Rank 0 watches through closures (per safety level, with dropped
 //! handlers and a shared log in call order) and through event streams, and checks:
 //! - exactly one enqueued and one dequeued event per message, from rank 1 (element 0), the
 //!   dequeued data refused with the typed quirk error where `mpit_safe::quirks` names it
