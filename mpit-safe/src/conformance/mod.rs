@@ -108,6 +108,9 @@ pub enum Phase {
     /// With MPI_T initialised, after `MPI_Init`: where every implementation has registered
     /// what it has (MPICH registers its pvars, sources and events only in `MPI_Init`).
     AfterInit,
+    /// The same check before `MPI_Init` and again after it (the rule holds at any time, and
+    /// implementations check arguments differently before and after `MPI_Init`).
+    Each,
     /// The property looks before `MPI_Init`, calls it, and looks again (the rule compares
     /// the two, or holds at both times).
     BeforeAndAfter,
@@ -121,7 +124,7 @@ impl Phase {
         match self {
             Phase::BeforeInit => "before MPI_Init",
             Phase::AfterInit => "after MPI_Init",
-            Phase::BeforeAndAfter => "before and after MPI_Init",
+            Phase::Each | Phase::BeforeAndAfter => "before and after MPI_Init",
             Phase::Ordering => "its own ordering of MPI_T and MPI initialisation",
         }
     }
@@ -388,7 +391,6 @@ impl Verdict {
 
     /// The findings of several checks of one property together (passes and skips dropped
     /// when anything was found; otherwise the first skip, else a pass with every note).
-    #[cfg_attr(not(mpit_events), allow(dead_code))] // used by the event properties
     pub(crate) fn all(verdicts: Vec<Verdict>) -> Verdict {
         let mut found = Vec::new();
         let mut notes = Vec::new();
@@ -555,15 +557,23 @@ fn run_in_phase(p: &Property, ctx: &mut Ctx) -> Verdict {
     if let Err(e) = raw::init() {
         return Verdict::Skip(format!("MPI_T_init_thread failed: {e}"));
     }
-    if p.phase == Phase::BeforeInit {
-        return (p.check)(ctx);
-    }
+    let before = match p.phase {
+        Phase::BeforeInit => return (p.check)(ctx),
+        Phase::Each => Some((p.check)(ctx)),
+        _ => None,
+    };
     announce(None, &format!("MPI_Init (before the property {})", p.id));
     let universe = mpi::initialize();
     ctx.after_init = true;
-    let v = (p.check)(ctx);
+    let after = (p.check)(ctx);
     drop(universe);
-    v
+    match before {
+        None => after,
+        Some(before) => Verdict::all(vec![
+            before.noting("before MPI_Init"),
+            after.noting("after MPI_Init"),
+        ]),
+    }
 }
 
 /// The result lines of a verdict (`None`: print nothing).
@@ -856,10 +866,9 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
     let mut avoid = avoid_vars.clone();
     let mut crashes: Vec<Found> = Vec::new();
     const MAX_RESUMES: usize = 40;
-    // Crash shrinking of generated inputs (see `check_prop`): the case that crashed, the shrink
-    // steps that crashed, and what each crash was.
-    let mut replay: Option<(u32, Vec<usize>)> = None;
-    let mut step_crash: BTreeMap<usize, Found> = BTreeMap::new();
+    // Crash shrinking of generated inputs (see `check_prop`), per round of generated checks:
+    // the case that crashed, the shrink steps that crashed, and what each crash was.
+    let mut shrinks: BTreeMap<u32, Shrink> = BTreeMap::new();
     const SHRINK_BUDGET: usize = 12;
     let outcome = |status: Status, findings: Vec<Found>, detail: String| Outcome {
         id: p.id,
@@ -872,16 +881,19 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
         seconds: start.elapsed().as_secs_f64(),
     };
     let verdict = loop {
-        let arg = replay.as_ref().map(|(k, steps)| {
-            let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();
-            let last = if step_crash.len() >= SHRINK_BUDGET {
-                ";last"
-            } else {
-                ""
-            };
-            format!("{k};{}{last}", steps.join(","))
-        });
-        let run = run_child(cfg, p, &avoid, arg.as_deref());
+        let arg: Vec<String> = shrinks
+            .iter()
+            .map(|(round, s)| {
+                let steps: Vec<String> = s.steps.iter().map(ToString::to_string).collect();
+                let last = if s.crash.len() >= SHRINK_BUDGET {
+                    ";last"
+                } else {
+                    ""
+                };
+                format!("{};{}{last}", round * ROUND_SPAN + s.case, steps.join(","))
+            })
+            .collect();
+        let run = run_child(cfg, p, &avoid, Some(&arg.join("|")));
         if !run.crashed {
             break run.result;
         }
@@ -895,14 +907,17 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
             );
         }
         let found = crash_found(&run);
-        if let (false, Some((case, step))) = (p.isolation == Isolation::Sweep, run.last_case) {
-            if step_crash.len() < SHRINK_BUDGET + 2
-                && replay.as_ref().is_none_or(|(k, _)| *k == case)
-            {
-                step_crash.insert(step, found);
-                let r = replay.get_or_insert((case, Vec::new()));
+        if let (false, Some((id, step))) = (p.isolation == Isolation::Sweep, run.last_case) {
+            let (round, case) = (id / ROUND_SPAN, id % ROUND_SPAN);
+            let s = shrinks.entry(round).or_insert(Shrink {
+                case,
+                steps: Vec::new(),
+                crash: BTreeMap::new(),
+            });
+            if s.case == case && s.crash.len() < SHRINK_BUDGET + 2 {
+                s.crash.insert(step, found);
                 if step > 0 {
-                    r.1.push(step);
+                    s.steps.push(step);
                 }
                 continue;
             }
@@ -919,39 +934,45 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
         }
     };
     let mut findings = crashes;
+    // The crash a round's shrinking ended at (the child reports it as `ROUND:STEP`).
+    let shrunk = |f: &Found| -> Option<Found> {
+        let (round, step) = f.detail.split_once(':')?;
+        let s = shrinks.get(&round.parse().ok()?)?;
+        let c = s.crash.get(&step.parse().ok()?)?;
+        Some(Found {
+            counterexample: f.counterexample.clone(),
+            detail: format!(
+                "{} (minimal crashing input, shrunk over {} re-executions)",
+                c.detail,
+                s.crash.len()
+            ),
+            ..c.clone()
+        })
+    };
+    let unfinished = || -> Vec<Found> {
+        shrinks
+            .values()
+            .filter_map(|s| s.crash.values().next().cloned())
+            .collect()
+    };
     let (status, detail) = match verdict {
-        Some(Verdict::Pass(note)) if findings.is_empty() && step_crash.is_empty() => {
+        Some(Verdict::Pass(note)) if findings.is_empty() && shrinks.is_empty() => {
             (Status::Pass, note)
         }
-        Some(Verdict::Skip(r)) if findings.is_empty() && step_crash.is_empty() => {
+        Some(Verdict::Skip(r)) if findings.is_empty() && shrinks.is_empty() => {
             (Status::Skip { reason: r.clone() }, r)
         }
         Some(Verdict::Found(found)) => {
             for f in found {
-                // A crash the child shrank by replaying: its detail is the step whose crash
-                // (recorded here) is the minimal one.
-                match (
-                    f.kind,
-                    step_crash.get(&f.detail.parse().unwrap_or(usize::MAX)),
-                ) {
-                    ("crash", Some(c)) => findings.push(Found {
-                        counterexample: f.counterexample,
-                        detail: format!(
-                            "{} (minimal crashing input, shrunk over {} re-executions)",
-                            c.detail,
-                            step_crash.len()
-                        ),
-                        ..c.clone()
-                    }),
-                    ("crash", None) if !step_crash.is_empty() => {
-                        findings.extend(step_crash.values().next().cloned())
-                    }
+                match (f.kind, shrunk(&f)) {
+                    ("crash", Some(c)) => findings.push(c),
+                    ("crash", None) => findings.extend(unfinished()),
                     _ => findings.push(f),
                 }
             }
             (Status::Finding, String::new())
         }
-        None if findings.is_empty() && step_crash.is_empty() => {
+        None if findings.is_empty() && shrinks.is_empty() => {
             findings.push(Found::new(
                 "crash",
                 Grade::Violation,
@@ -962,9 +983,7 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
             (Status::Finding, String::new())
         }
         other => {
-            if findings.is_empty() {
-                findings.extend(step_crash.values().next().cloned());
-            }
+            findings.extend(unfinished());
             let note = match other {
                 Some(Verdict::Pass(n) | Verdict::Skip(n)) => format!("after resuming: {n}"),
                 _ => String::new(),
@@ -973,6 +992,13 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
         }
     };
     outcome(status, findings, detail)
+}
+
+/// The crash shrinking of one round of generated checks in the parent.
+struct Shrink {
+    case: u32,
+    steps: Vec<usize>,
+    crash: BTreeMap<usize, Found>,
 }
 
 /// One [`Finding`] per (kind, grade, rule), in order of grade: the first departure's
@@ -1127,19 +1153,22 @@ where
     // announced to the parent carry the round, so a replay applies to its own round only.
     static ROUND: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let round = ROUND.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // One entry per round that crashed: `ID;STEPS[;last]`, entries separated by `|`.
     let replay: Option<Replay> = std::env::var(REPLAY_ENV).ok().and_then(|r| {
-        let mut f = r.split(';');
-        let id: u32 = f.next()?.parse().ok()?;
-        let crashed = f
-            .next()?
-            .split(',')
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        let last = f.next() == Some("last");
-        (id / ROUND_SPAN == round).then_some(Replay {
-            case: id % ROUND_SPAN,
-            crashed,
-            last,
+        r.split('|').find_map(|entry| {
+            let mut f = entry.split(';');
+            let id: u32 = f.next()?.parse().ok()?;
+            let crashed = f
+                .next()?
+                .split(',')
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            let last = f.next() == Some("last");
+            (id / ROUND_SPAN == round).then_some(Replay {
+                case: id % ROUND_SPAN,
+                crashed,
+                last,
+            })
         })
     });
     check_prop_replaying(cases, rule, strategy, test, replay, round)
@@ -1240,7 +1269,13 @@ where
         return Verdict::found(match reason {
             Some((r, f)) => Found::new(f.kind, f.grade, f.rule, value, r).with_repro(f.repro),
             // The parent knows the crash of step `at` (its call, grade and reproducer).
-            None => Found::new("crash", Grade::Violation, rule, value, at.to_string()),
+            None => Found::new(
+                "crash",
+                Grade::Violation,
+                rule,
+                value,
+                format!("{round}:{at}"),
+            ),
         });
     }
     Verdict::Pass(format!("{cases} generated cases"))

@@ -45,7 +45,7 @@ macro_rules! prop {
 }
 
 use Isolation::{Child, Provider, Ranks, Sweep};
-use Phase::{AfterInit, BeforeAndAfter, BeforeInit, Ordering};
+use Phase::{AfterInit, BeforeAndAfter, BeforeInit, Each, Ordering};
 
 pub(super) static ALL: &[Property] = &[
     prop!(
@@ -220,7 +220,7 @@ pub(super) static ALL: &[Property] = &[
         "errors.index.cvar",
         S_ERR,
         Child,
-        AfterInit,
+        Each,
         |c| errors_index(c, Kind::Cvar),
         "an out-of-range control variable index (negative or >= num) gives MPI_T_ERR_INVALID_INDEX from get_info and handle_alloc, and never crashes"
     ),
@@ -228,7 +228,7 @@ pub(super) static ALL: &[Property] = &[
         "errors.index.pvar",
         S_ERR,
         Child,
-        AfterInit,
+        Each,
         |c| errors_index(c, Kind::Pvar),
         "an out-of-range performance variable index gives MPI_T_ERR_INVALID_INDEX from get_info and handle_alloc, and never crashes"
     ),
@@ -236,7 +236,7 @@ pub(super) static ALL: &[Property] = &[
         "errors.index.category",
         S_ERR,
         Child,
-        AfterInit,
+        Each,
         |c| errors_index(c, Kind::Category),
         "an out-of-range category index gives MPI_T_ERR_INVALID_INDEX from get_info and get_cvars, and never crashes"
     ),
@@ -244,7 +244,7 @@ pub(super) static ALL: &[Property] = &[
         "errors.handles",
         S_ERR,
         Sweep,
-        AfterInit,
+        Each,
         sessions::errors_handles,
         "null and freed handles and sessions give MPI_T_ERR_INVALID_HANDLE / MPI_T_ERR_INVALID_SESSION, MPI_T_PVAR_ALL_HANDLES is refused by read and write, and never crash"
     ),
@@ -1501,7 +1501,7 @@ fn errors_index(ctx: &Ctx, kind: Kind) -> Verdict {
     let decls = "int n = 0, nl = 0, dl = 0, a, b, c, d, e, f, count, members[1];\n\
                  MPI_Datatype dt;\nMPI_T_enum en;\nMPI_T_cvar_handle ch;\n\
                  MPI_T_pvar_handle ph;\nMPI_T_pvar_session session;";
-    let c_calls = |i: c_int| -> [String; 2] {
+    let c_calls = |i: &str| -> [String; 2] {
         let info = match kind {
             Kind::Cvar => {
                 format!("MPI_T_cvar_get_info({i}, NULL, &nl, &a, &dt, &en, NULL, &dl, &b, &c)")
@@ -1520,40 +1520,71 @@ fn errors_index(ctx: &Ctx, kind: Kind) -> Verdict {
         };
         [info, second]
     };
-    let for_call = |expect: Expect, call: &str, rc: c_int| {
+    // The calls of a case up to `call` (a crash may need the ones before it), then `call`.
+    let for_call = |expect: Expect, before: &[String], call: &str, rc: c_int| {
         repro(ctx, expect)
             .line(decls)
             .line(format!(
                 "must(MPI_T_pvar_session_create(&session), \"MPI_T_pvar_session_create\");\n\
                  MPI_T_{name}_get_num(&n);\nsay(\"{name}s: %d\", n);"
             ))
+            .line(
+                before
+                    .iter()
+                    .map(|b| format!("rc = {b};\nsay(\"{b}: %s\", rc_name(rc));"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
             .call(call, rc, None)
+    };
+    // A crash: reading out of bounds crashes or not depending on the process's memory, so the
+    // program tries the minimal crashing index, then num + 2^k and -2^k, making the case's
+    // calls up to the one that crashed for each.
+    let crash_repro = |i: c_int, upto: usize| {
+        let calls = c_calls("i");
+        let steps: Vec<String> = calls[..=upto]
+            .iter()
+            .map(|c| format!("    rc = {c};\n    say(\"  {c}: %s\", rc_name(rc));"))
+            .collect();
+        repro(ctx, Expect::Crash)
+            .line(decls)
+            .line(format!(
+                "must(MPI_T_pvar_session_create(&session), \"MPI_T_pvar_session_create\");\n\
+                 MPI_T_{name}_get_num(&n);\nsay(\"{name}s: %d\", n);\n\
+                 int tries[64], m = 0, j, k, i;\ntries[m++] = {i};\n\
+                 for (k = 0; k < 30; k++) {{ tries[m++] = n + (1 << k); tries[m++] = -(1 << k); }}\n\
+                 for (j = 0; j < m; j++) {{\n    i = tries[j];\n    say(\"index %d\", i);\n{}\n}}\n\
+                 say(\"no crash\");\nreturn end(ABSENT);",
+                steps.join("\n")
+            ))
     };
     check_prop(ctx.cases, &rules::ERROR_CODES, index, |i| {
         let mut calls: Vec<(String, c_int)> = Vec::new();
-        let [c_info, c_second] = c_calls(i);
+        let [c_info, c_second] = c_calls(&i.to_string());
+        let when = phase(ctx);
         announce_with(
             None,
-            &format!("MPI_T_{name}_get_info({i}) with num = {n}"),
+            &format!("MPI_T_{name}_get_info({i}) with num = {n} {when}"),
             Grade::UncheckedInput,
             &rules::ERROR_CODES,
-            Some(for_call(Expect::Crash, &c_info, 0)),
+            Some(crash_repro(i, 0)),
         );
         calls.push((
             c_info.clone(),
             raw::info(kind, i, StrArg::NONE, StrArg::NONE).0.rc,
         ));
         let second = match kind {
-            Kind::Cvar => format!("MPI_T_cvar_handle_alloc({i}) with num = {n}"),
-            Kind::Pvar => format!("MPI_T_pvar_handle_alloc({i}) with num = {n}"),
-            Kind::Category => format!("MPI_T_category_get_cvars({i}, 0) with num = {n}"),
+            Kind::Cvar => format!("MPI_T_cvar_handle_alloc({i}) with num = {n} {when}"),
+            Kind::Pvar => format!("MPI_T_pvar_handle_alloc({i}) with num = {n} {when}"),
+            Kind::Category => format!("MPI_T_category_get_cvars({i}, 0) with num = {n} {when}"),
         };
+        let first = [c_info.clone()];
         announce_with(
             None,
             &second,
             Grade::UncheckedInput,
             &rules::ERROR_CODES,
-            Some(for_call(Expect::Crash, &c_second, 0)),
+            Some(crash_repro(i, 1)),
         );
         let rc = match kind {
             Kind::Cvar => {
@@ -1569,34 +1600,37 @@ fn errors_index(ctx: &Ctx, kind: Kind) -> Verdict {
             Kind::Category => raw::members(i, Kind::Cvar, 0).0,
         };
         calls.push((c_second, rc));
-        for (call, rc) in calls {
+        for (k, (call, rc)) in calls.iter().enumerate() {
+            let (call, rc) = (call.as_str(), *rc);
             if raw::class(rc) == Some(ErrorClass::InvalidIndex) {
                 continue;
             }
+            let before = &first[..k];
             if rc == sys::MPI_SUCCESS {
                 failing(
                     "accepted",
                     Grade::UncheckedInput,
                     &rules::ERROR_CODES,
-                    Some(for_call(Expect::Exit(ACCEPTED), &call, rc)),
+                    Some(for_call(Expect::Exit(ACCEPTED), before, call, rc)),
                 );
             } else {
                 failing(
                     "error",
                     Grade::ErrorClass,
                     &rules::ERROR_CODES,
-                    Some(for_call(Expect::Exit(CLASS), &call, rc)),
+                    Some(for_call(Expect::Exit(CLASS), before, call, rc)),
                 );
             }
             prop_assert!(
                 false,
-                "{} with num = {} gave {}, not MPI_T_ERR_INVALID_INDEX",
+                "{} with num = {} {} gave {}, not MPI_T_ERR_INVALID_INDEX",
                 call,
                 n,
+                when,
                 raw::rc_name(rc)
             );
         }
         Ok(())
     })
-    .noting(format!("{n} {} {}", kind.plural(), phase(ctx)))
+    .noting(format!("{n} {}", kind.plural()))
 }

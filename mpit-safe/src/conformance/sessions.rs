@@ -427,24 +427,31 @@ pub(super) fn errors_handles(ctx: &Ctx) -> Verdict {
     let mut buf = [0u64; 64];
     let b: *mut c_void = buf.as_mut_ptr().cast();
     let (_, mut live) = raw::session_create();
+    let when = phase();
     for (i, &(call, allowed, rule, c)) in MISUSES.iter().enumerate() {
-        let k = format!("errors:{i}");
+        let k = format!("errors:{i}:{when}");
         if ctx.avoids(&k) {
             continue;
         }
         announce_with(
             Some(&k),
-            call,
+            &format!("{call} {when}"),
             Grade::UncheckedInput,
             rule,
             Some(misuse_repro(c, Expect::Crash, 0)),
         );
         let rc = misuse(i, live, b);
-        problems.extend(grade_misuse(call, c, rc, allowed, rule));
+        problems.extend(grade_misuse(
+            &format!("{call} {when}"),
+            c,
+            rc,
+            allowed,
+            rule,
+        ));
     }
     // Freeing sets the session to MPI_T_PVAR_SESSION_NULL.
     announce_with(
-        Some("errors:free"),
+        Some(&format!("errors:free:{when}")),
         "MPI_T_pvar_session_free(session)",
         Grade::Violation,
         &rules::RETURNS,
