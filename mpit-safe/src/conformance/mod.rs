@@ -865,7 +865,13 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
     let start = Instant::now();
     let mut avoid = avoid_vars.clone();
     let mut crashes: Vec<Found> = Vec::new();
-    const MAX_RESUMES: usize = 40;
+    // A sweep resumes after every crash; other properties after a few (each resume starts
+    // MPI again, which takes a second on Open MPI 5).
+    let max_resumes = if p.isolation == Isolation::Sweep {
+        40
+    } else {
+        3
+    };
     // Crash shrinking of generated inputs (see `check_prop`), per round of generated checks:
     // the case that crashed, the shrink steps that crashed, and what each crash was.
     let mut shrinks: BTreeMap<u32, Shrink> = BTreeMap::new();
@@ -924,7 +930,7 @@ fn run_property(cfg: &Config, p: &Property, avoid_vars: &mut Vec<String>) -> Out
         }
         crashes.push(found);
         match run.last_call {
-            Some(Call { key, .. }) if !key.is_empty() && crashes.len() <= MAX_RESUMES => {
+            Some(Call { key, .. }) if !key.is_empty() && crashes.len() <= max_resumes => {
                 avoid.push(key.clone());
                 if key.starts_with("cvar:") || key.starts_with("pvar:") {
                     avoid_vars.push(key);
