@@ -350,19 +350,47 @@ fn expectation_lines_parse() {
     assert!(material_required("mpich-ev").contains(&"events.delivery"));
 }
 
-/// A launcher that starts no process is reported as such, not as a crash.
+/// A launcher that starts no process is reported as such, not as a crash: one that fails
+/// outright (`false`), and on Open MPI the real refusal of more processes than slots
+/// (`--host localhost:1`, oversubscription off; MPICH's and Intel's hydra always oversubscribe).
 #[test]
 fn a_refusing_launcher_is_not_a_crash() {
-    let out = Command::new(env!("CARGO_BIN_EXE_mpit-conform"))
-        .args(["--json", "--only", "ranks.consistency", "--repro-dir"])
-        .arg(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("conform-repro-refused"))
-        .env("MPIEXEC", "false")
-        .output()
-        .expect("run mpit-conform");
-    let report: Json = serde_json::from_slice(&out.stdout).expect("JSON");
-    let p = &report["properties"][0];
-    assert_eq!(p["id"], "ranks.consistency");
-    assert_eq!(p["status"], "launcher-refused", "{p}");
-    assert_eq!(p["findings"].as_array().map(Vec::len), Some(0));
-    assert_eq!(out.status.code(), Some(0), "a refusal is no finding");
+    /// A launcher command and the environment to set (`Some`) or remove (`None`) for it.
+    type Launcher = (String, Vec<(&'static str, Option<&'static str>)>);
+    let mut launchers: Vec<Launcher> = vec![("false".into(), vec![])];
+    if mpit_safe::implementation().vendor == mpit_safe::Vendor::OpenMpi {
+        let mpiexec = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
+        let program = mpiexec
+            .split_whitespace()
+            .next()
+            .unwrap_or("mpiexec")
+            .to_string();
+        launchers.push((
+            format!("{program} --host localhost:1"),
+            vec![
+                ("OMPI_MCA_rmaps_base_oversubscribe", Some("0")),
+                ("PRTE_MCA_rmaps_default_mapping_policy", None),
+            ],
+        ));
+    }
+    for (launcher, env) in launchers {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mpit-conform"));
+        cmd.args(["--json", "--only", "ranks.consistency", "--repro-dir"])
+            .arg(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("conform-repro-refused"))
+            .env("MPIEXEC", &launcher);
+        for (k, v) in env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let out = cmd.output().expect("run mpit-conform");
+        let report: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        let p = &report["properties"][0];
+        println!("{launcher}: {}", p["detail"]);
+        assert_eq!(p["id"], "ranks.consistency");
+        assert_eq!(p["status"], "launcher-refused", "{launcher}: {p}");
+        assert_eq!(p["findings"].as_array().map(Vec::len), Some(0));
+        assert_eq!(out.status.code(), Some(0), "a refusal is no finding");
+    }
 }

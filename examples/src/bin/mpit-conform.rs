@@ -41,17 +41,16 @@ struct Args {
     /// List the properties and exit.
     #[arg(long)]
     list: bool,
-    /// Where to write the C reproducers (default: target/conform-repro/<key>/ under the
-    /// workspace, or ./conform-repro/<key>/ elsewhere).
+    /// Where to write the C reproducers (default: target/conform-repro/KEY/ under the
+    /// workspace, KEY as in examples/conformance/KEY.expected).
     #[arg(long)]
     repro_dir: Option<PathBuf>,
 }
 
-/// `target/conform-repro/<key>` of the workspace this program was built in (its
-/// `CARGO_TARGET_DIR`'s parent is not known at run time: the executable's own target dir is).
+/// `conform-repro/<key>` in the `target` directory this executable lives in (cargo's
+/// `target/<impl>/<profile>/mpit-conform`), else in the current directory.
 fn default_repro_dir(key: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
-    // .../target/<impl>/<profile>/mpit-conform or .../target/<profile>/mpit-conform
     let target = exe
         .ancestors()
         .find(|p| p.file_name().is_some_and(|n| n == "target"))

@@ -2,16 +2,32 @@
 //!
 //! Each [`Property`] states one rule of the standard, names the section it comes from (the
 //! MPI-3.0 draft `../shared/spec/000...` for variables, sessions, categories and strings, with
-//! the section of MPI-4.1 where the rule now lives; MPI-4.1 §16.3.8 for events) and checks it
-//! with proptest over generated inputs (indices in and out of range, buffer lengths, real and
-//! mutated names, random operation sequences) or, where the input space is small, over all of
-//! it. Runs are deterministic (a fixed seed), so a finding is reproducible and the report can
-//! be compared with a recorded one.
+//! the section of MPI-4.1 where the rule now lives; MPI-4.1 §16.3.8, `001...`, for events) and
+//! checks it with proptest over generated inputs (indices in and out of range, buffer lengths,
+//! real and mutated names, random operation sequences) or, where the input space is small,
+//! over all of it. Runs are deterministic (a fixed seed), so a finding is reproducible and the
+//! report can be compared with a recorded one.
+//!
+//! Findings are graded ([`Finding`]): each names the [`Rule`] of a spec file it departs from
+//! (quoted, [`rules`]) and its [`Grade`]: a *violation* (the text requires it of a valid
+//! call, a crash of a valid call included), an *error class* (an error other than the class the
+//! text names), or *unchecked input* (an invalid argument accepted or crashing: spec 000 §1.2.9
+//! lets an implementation leave parameters unchecked, so this is a robustness note). Each
+//! finding carries a standalone C [`Repro`] that makes the same calls without Rust and exits
+//! with a status saying whether the behaviour showed ([`Report::write_repros`]).
+//!
+//! When a property looks is its [`Phase`]: the query properties about performance variables,
+//! categories, sources and events look after `MPI_Init` (MPICH registers its pvars, sources and
+//! events only there), the argument checks before and after it, the orderings and sweeps make
+//! the initialisations themselves. A property that finds nothing to check says so (a skip with
+//! the reason).
 //!
 //! Isolation: [`run`] executes every property in a child process (the program re-executed
 //! with `--run-property ID`, see [`child_main`]), so a crash inside MPI is a finding naming the
 //! call that caused it, not the end of the run. Sweeps over every variable resume after a crash
-//! and avoid the variable that crashed, so one run finds every crashing variable.
+//! and avoid the variable that crashed, so one run finds every crashing variable. Cross-process
+//! properties run under `mpiexec`; a launcher that starts no process is reported as
+//! [`Status::LauncherRefused`], not as a crash.
 //!
 //! ```no_run
 //! use mpit_safe::conformance::{self, Config};
@@ -20,7 +36,11 @@
 //! let report = conformance::run(&Config::default());
 //! for o in &report.outcomes {
 //!     println!("{} {}", o.id, o.status);
+//!     for f in &o.findings {
+//!         println!("  {} ({}) against {}: {}", f.kind, f.grade, f.rule.id, f.counterexample);
+//!     }
 //! }
+//! report.write_repros(std::path::Path::new("repro")).unwrap();
 //! ```
 
 use std::collections::BTreeMap;
@@ -227,7 +247,7 @@ pub struct Outcome {
 /// The implementation a report is about.
 #[derive(Debug, Clone)]
 pub struct Implementation {
-    /// Vendor and version, from the library ([`crate::implementation`]).
+    /// Vendor and version, from the library ([`crate::implementation()`]).
     pub library: mpit_core::Implementation,
     /// The first line of `MPI_Get_library_version`.
     pub library_version: String,
@@ -683,12 +703,17 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>)
     // The last line the child wrote to stderr (an assertion, an MPI error message) is kept
     // for the report of a crash.
     let stderr = child.stderr.take();
+    // The last lines the child (or the launcher) wrote to stderr, without rules of dashes.
     let err_reader = std::thread::spawn(move || {
-        let mut last = String::new();
+        let mut last: std::collections::VecDeque<String> = std::collections::VecDeque::new();
         if let Some(s) = stderr {
             for l in BufReader::new(s).lines().map_while(Result::ok) {
-                if !l.trim().is_empty() {
-                    last = l;
+                let t = l.trim();
+                if !t.is_empty() && !t.chars().all(|c| c == '-' || c == '=') {
+                    if last.len() == 8 {
+                        last.pop_front();
+                    }
+                    last.push_back(t.to_string());
                 }
             }
         }
@@ -731,12 +756,26 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>)
         Some(s) => describe_exit(s),
     };
     let last_err = err_reader.join().unwrap_or_default();
+    run.crashed = status.is_none_or(|s| !s.success()) || run.result.is_none();
     if status.is_some_and(|s| s.code().is_some()) && !last_err.is_empty() {
-        // An exit code, not a signal: what the library (or the launcher) said before exiting.
-        let shown: String = last_err.trim().chars().take(160).collect();
+        // An exit code, not a signal: what the library (or the launcher) said before exiting
+        // (a launcher that started nothing: its last lines, where it says why).
+        let lines = if run.started { 1 } else { last_err.len() };
+        let said: Vec<&str> = last_err
+            .iter()
+            .rev()
+            .take(lines)
+            .rev()
+            .map(String::as_str)
+            .collect();
+        let shown: String = said
+            .join(" ")
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(600)
+            .collect();
         run.exit = format!("{} (stderr: {shown})", run.exit);
     }
-    run.crashed = status.is_none_or(|s| !s.success()) || run.result.is_none();
     run
 }
 
