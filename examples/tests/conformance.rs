@@ -153,7 +153,7 @@ fn check_repro(r: &ReproRun) -> Result<String, String> {
             String::from_utf8_lossy(&build.stderr)
         ));
     }
-    let cmd = if r.ranks > 1 {
+    let mut cmd = if r.ranks > 1 {
         let launcher = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
         let mut words = launcher.split_whitespace();
         let mut c = Command::new(words.next().unwrap_or("mpiexec"));
@@ -162,6 +162,8 @@ fn check_repro(r: &ReproRun) -> Result<String, String> {
     } else {
         Command::new(&exe)
     };
+    // In the reproducers' directory: a crashing library may write files where it runs.
+    cmd.current_dir(dir);
     let (code, text) = run_limited(cmd, Duration::from_secs(60));
     // What the program said last (a crash's backtrace left out).
     let said: Vec<&str> = text

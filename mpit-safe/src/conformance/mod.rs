@@ -648,6 +648,12 @@ struct ChildRun {
     timed_out: bool,
 }
 
+/// The directory children run in: what a crashing library writes into its working directory
+/// (libpsm2's `*.btr` backtraces) lands there, not in the user's.
+fn scratch_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("mpit-conform-cwd-{}", std::process::id()))
+}
+
 fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>) -> ChildRun {
     let mut cmd = match p.isolation {
         Isolation::Ranks(n) => {
@@ -665,6 +671,7 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>)
         .env("MPIT_CONFORM_JOB", std::process::id().to_string())
         .env(REPLAY_ENV, replay.unwrap_or(""))
         .env(CHILD_ENV, "1")
+        .current_dir(scratch_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -1137,11 +1144,14 @@ pub fn run(cfg: &Config) -> Report {
         };
     }
     let mut avoid_vars = Vec::new();
+    let scratch = scratch_dir();
+    let _ = std::fs::create_dir_all(&scratch);
     let outcomes = properties()
         .iter()
         .filter(|p| cfg.only.is_empty() || cfg.only.iter().any(|o| o == p.id))
         .map(|p| run_property(cfg, p, &mut avoid_vars))
         .collect();
+    let _ = std::fs::remove_dir_all(&scratch);
     Report {
         implementation: implementation(),
         cases: cfg.cases,
