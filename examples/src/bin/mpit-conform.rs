@@ -2,17 +2,23 @@
 //! standard (`mpit_safe::conformance`), with a report.
 //!
 //! ```text
-//! mpit-conform [--json] [--only ID]... [--cases N] [--list]
+//! mpit-conform [--json] [--only ID]... [--cases N] [--list] [--repro-dir DIR]
 //! ```
 //!
 //! Every property runs in a child process (this program re-executed with `--run-property ID`),
-//! so a crash inside MPI is a finding that names the call. Exit status: 0 when nothing was
-//! found, 1 when some property has a finding, 2 on a usage error.
+//! so a crash inside MPI is a finding that names the call. Each finding is graded
+//! (`violation`, `error-class`, `unchecked-input`), names the rule of the spec file it departs
+//! from, and comes with a standalone C reproducer written into `--repro-dir` (default
+//! `target/conform-repro/<key>/`, the key as in `examples/conformance/<key>.expected`), one
+//! `.c` file per finding with its build and run line. Exit status: 0 when nothing was found,
+//! 1 when some property has a finding, 2 on a usage error.
 //!
-//! Where the header has the MPI-4 event API (MPICH), the event properties run with the test
-//! event provider preloaded (`examples/event-provider/`, built by this package's build script):
-//! the MPICH builds here raise no events themselves.
+//! The event properties run against the MPI's own events and sources after `MPI_Init`, and,
+//! where the header has the MPI-4 event API, against the test event provider
+//! (`examples/event-provider/`, built by this package's build script, preloaded): the
+//! `*.provider` properties and `events.model`, which raises events at chosen safety levels.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -35,19 +41,39 @@ struct Args {
     /// List the properties and exit.
     #[arg(long)]
     list: bool,
+    /// Where to write the C reproducers (default: target/conform-repro/KEY/ under the
+    /// workspace, KEY as in examples/conformance/KEY.expected).
+    #[arg(long)]
+    repro_dir: Option<PathBuf>,
+}
+
+/// `conform-repro/<key>` in the `target` directory this executable lives in (cargo's
+/// `target/<impl>/<profile>/mpit-conform`), else in the current directory.
+fn default_repro_dir(key: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let target = exe
+        .ancestors()
+        .find(|p| p.file_name().is_some_and(|n| n == "target"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    target.join("conform-repro").join(key)
 }
 
 fn provider() -> Option<std::path::PathBuf> {
     option_env!("MPIT_EVENT_PROVIDER").map(Into::into)
 }
 
-fn json_report(r: &Report) -> serde_json::Value {
+fn json_report(r: &Report, repros: &[Option<PathBuf>]) -> serde_json::Value {
+    let i = &r.implementation;
+    let mut paths = repros.iter();
     json!({
         "implementation": {
-            "name": r.implementation.name,
-            "version": r.implementation.version,
-            "library_version": r.implementation.library_version,
-            "mpi_version": format!("{}.{}", r.implementation.mpi_version.0, r.implementation.mpi_version.1),
+            "vendor": i.library.vendor.name(),
+            "version": i.library.version.to_string(),
+            "key": i.key,
+            "library_version": i.library_version,
+            "library_version_full": i.library_version_full,
+            "mpi_version": format!("{}.{}", i.mpi_version.0, i.mpi_version.1),
         },
         "cases": r.cases,
         "findings": r.findings(),
@@ -55,34 +81,96 @@ fn json_report(r: &Report) -> serde_json::Value {
             "id": o.id,
             "section": o.section,
             "rule": o.rule,
+            "phase": o.phase.describe(),
             "status": o.status.to_string(),
-            "counterexample": o.counterexample,
             "detail": o.detail,
             "seconds": (o.seconds * 100.0).round() / 100.0,
+            "findings": o.findings.iter().enumerate().map(|(n, f)| {
+                let path = paths.next().cloned().flatten();
+                let name = conformance::repro_name(o.id, n);
+                json!({
+                    "kind": f.kind,
+                    "grade": f.grade.as_str(),
+                    "tag": f.tag(),
+                    "rule": {
+                        "id": f.rule.id,
+                        "spec": f.rule.spec,
+                        "section": f.rule.section,
+                        "text": f.rule.text,
+                    },
+                    "grade_basis": f.grade.basis(),
+                    "counterexample": f.counterexample,
+                    "detail": f.detail,
+                    "repro": f.repro.as_ref().map(|rp| json!({
+                        "path": path,
+                        "ranks": rp.ranks,
+                        "expect": rp.expect.describe(),
+                        "command": rp.command(&name),
+                    })),
+                })
+            }).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
 }
 
-fn print_text(r: &Report) {
+fn print_text(r: &Report, repros: &[Option<PathBuf>], dir: &std::path::Path) {
     let i = &r.implementation;
     println!(
-        "mpit-conform: {} {} (MPI {}.{}), library: {}",
-        i.name, i.version, i.mpi_version.0, i.mpi_version.1, i.library_version
+        "mpit-conform: {} (MPI {}.{}), key {}, library: {}",
+        i.library,
+        i.mpi_version.0,
+        i.mpi_version.1,
+        i.key.unwrap_or("(none)"),
+        i.library_version
     );
-    println!("{} cases per generated property\n", r.cases);
+    println!(
+        "{} cases per generated property; C reproducers in {}\n",
+        r.cases,
+        dir.display()
+    );
+    let mut paths = repros.iter();
     for o in &r.outcomes {
         let tag = match &o.status {
-            Status::Pass => "PASS   ".to_string(),
-            Status::Finding { kind } => format!("FINDING ({kind})"),
-            Status::Skip { .. } => "SKIP   ".to_string(),
+            Status::Pass => "PASS   ",
+            Status::Finding => "FINDING",
+            Status::Skip { .. } => "SKIP   ",
+            Status::LauncherRefused { .. } => "LAUNCHER REFUSED",
         };
-        println!("{tag} {}  [{}]  {:.1} s", o.id, o.section, o.seconds);
+        println!(
+            "{tag} {}  [{}]  {}  {:.1} s",
+            o.id,
+            o.section,
+            o.phase.describe(),
+            o.seconds
+        );
         println!("    rule: {}", o.rule);
-        if let Some(c) = &o.counterexample {
-            println!("    counterexample: {c}");
-        }
         if !o.detail.is_empty() {
             println!("    {}", o.detail);
+        }
+        for (n, f) in o.findings.iter().enumerate() {
+            let path = paths.next().cloned().flatten();
+            println!("    - {} ({}): {}", f.kind, f.grade, f.counterexample);
+            if f.detail != f.counterexample {
+                println!("      {}", f.detail);
+            }
+            println!(
+                "      breaks {}: {} {}",
+                f.rule.id, f.rule.spec, f.rule.section
+            );
+            println!("        \"{}\"", f.rule.text);
+            if f.grade == conformance::Grade::UncheckedInput {
+                println!("      graded {}: {}", f.grade, f.grade.basis());
+            }
+            if let (Some(rp), Some(p)) = (&f.repro, path) {
+                let name = conformance::repro_name(o.id, n);
+                println!(
+                    "      reproducer: {} (shows as {}): cd {} && {}",
+                    p.display(),
+                    rp.expect.describe(),
+                    dir.display(),
+                    rp.command(&name)
+                );
+            }
         }
     }
     println!(
@@ -101,7 +189,13 @@ fn main() -> ExitCode {
     let args = Args::parse();
     if args.list {
         for p in conformance::properties() {
-            println!("{}\t{}\t{}", p.id, p.section, p.rule);
+            println!(
+                "{}\t{}\t{}\t{}",
+                p.id,
+                p.section,
+                p.phase.describe(),
+                p.rule
+            );
         }
         return ExitCode::SUCCESS;
     }
@@ -119,10 +213,23 @@ fn main() -> ExitCode {
         cfg.cases = c;
     }
     let report = conformance::run(&cfg);
+    let dir = args
+        .repro_dir
+        .unwrap_or_else(|| default_repro_dir(report.implementation.key.unwrap_or("unknown")));
+    let repros = match report.write_repros(&dir) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!(
+                "mpit-conform: cannot write the reproducers into {}: {e}",
+                dir.display()
+            );
+            Vec::new()
+        }
+    };
     if args.json {
-        println!("{:#}", json_report(&report));
+        println!("{:#}", json_report(&report, &repros));
     } else {
-        print_text(&report);
+        print_text(&report, &repros, &dir);
     }
     if report.findings() == 0 {
         ExitCode::SUCCESS

@@ -15,6 +15,7 @@ use proptest::sample::select;
 use mpit_core::CbSafety;
 use mpit_core::event_model::{EventModel, Outcome};
 
+use super::rules;
 use super::{Ctx, Verdict, check_prop};
 use crate::level::Level;
 use crate::{Mpit, NoObject, Registration};
@@ -232,6 +233,7 @@ pub(super) fn model(ctx: &Ctx) -> Verdict {
     let sources = mpit.source_count().unwrap_or(0);
     check_prop(
         ctx.cases,
+        &rules::CALLBACKS,
         proptest::collection::vec(event_op(sources), 0..40),
         |ops| check_event_sequence(&mpit, raise, ev, &ops).map_err(TestCaseError::fail),
     )
