@@ -10,6 +10,9 @@
 
 use std::process::{Command, Output};
 
+mod common;
+use common::init_mpi;
+
 use mpit_safe::quirks::{self, QUIRKS};
 use mpit_safe::{Error, Mpit, NoObject, Quirk, sys};
 
@@ -47,20 +50,6 @@ fn raw_failure(o: &Output) -> Option<String> {
 /// The child side: which scenario this process runs, if any.
 fn scenario() -> Option<String> {
     std::env::var(CHILD).ok()
-}
-
-fn init_mpi() {
-    let mut provided = 0;
-    // SAFETY: the only MPI_Init of this child; null argc/argv as the standard allows.
-    let rc = unsafe {
-        sys::MPI_Init_thread(
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            sys::MPI_THREAD_SINGLE,
-            &mut provided,
-        )
-    };
-    assert_eq!(rc, sys::MPI_SUCCESS);
 }
 
 fn finalize_mpi() {

@@ -45,22 +45,27 @@ pub(crate) fn turn_after_init() -> Turn {
     static INIT: Once = Once::new();
     let t = turn();
     INIT.call_once(|| {
-        let mut provided = 0;
-        // SAFETY: the only MPI_Init of this process (under the turn lock); null argc/argv as
-        // the standard allows.
-        let rc = unsafe {
-            sys::MPI_Init_thread(
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                sys::MPI_THREAD_SINGLE,
-                &mut provided,
-            )
-        };
-        assert_eq!(rc, sys::MPI_SUCCESS, "MPI_Init_thread");
+        init_mpi();
         // SAFETY: registers a plain function without captures.
         assert_eq!(unsafe { atexit(finalize_at_exit) }, 0);
     });
     t
+}
+
+/// `MPI_Init_thread` at `MPI_THREAD_SINGLE`, asserting success. Call it once per process.
+pub(crate) fn init_mpi() {
+    let mut provided = 0;
+    // SAFETY: callers make this the only MPI_Init of the process; null argc/argv as the
+    // standard allows.
+    let rc = unsafe {
+        sys::MPI_Init_thread(
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            sys::MPI_THREAD_SINGLE,
+            &mut provided,
+        )
+    };
+    assert_eq!(rc, sys::MPI_SUCCESS, "MPI_Init_thread");
 }
 
 /// What an implementation must show after `MPI_Init`, from its own words: MPICH exports
