@@ -9,16 +9,25 @@ stamp that mqd-types/build.rs checks). Nothing of it is part of the repository.
 
 Usage: ob1-headers.py CACHE_DIR
 """
-import hashlib
+import importlib.util
 import os
 import shutil
 import sys
 import tarfile
-import urllib.request
 
-URL = "http://deb.debian.org/debian/pool/main/o/openmpi/openmpi_4.1.4.orig.tar.xz"
+POOL_PATH = "o/openmpi/openmpi_4.1.4.orig.tar.xz"
 SHA256 = "ddaee7dbdb01eb4fab1fda5b5e03e8bbff026711806c095c1f39bb410f99f263"
 OB1_DIR = "openmpi-4.1.4/ompi/mca/pml/ob1/"
+
+
+def debian_source():
+    """scripts/debian-source.py, which fetches and checks a file of a Debian source package."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(
+        "debian_source", os.path.join(here, "debian-source.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main(cache):
@@ -26,18 +35,8 @@ def main(cache):
     stamp = os.path.join(headers, ".sha256")
     if os.path.exists(stamp) and open(stamp).read().strip() == SHA256:
         return 0
-    os.makedirs(cache, exist_ok=True)
     archive = os.path.join(cache, "openmpi_4.1.4.orig.tar.xz")
-    data = open(archive, "rb").read() if os.path.exists(archive) else b""
-    if hashlib.sha256(data).hexdigest() != SHA256:
-        with urllib.request.urlopen(URL, timeout=120) as r:
-            data = r.read()
-        got = hashlib.sha256(data).hexdigest()
-        if got != SHA256:
-            sys.exit(f"{URL}: {len(data)} bytes with sha256 {got}, expected {SHA256}")
-        with open(archive + ".part", "wb") as f:
-            f.write(data)
-        os.replace(archive + ".part", archive)
+    debian_source().main(POOL_PATH, SHA256, archive)
     tmp = headers + ".part"
     shutil.rmtree(tmp, ignore_errors=True)
     n = 0

@@ -171,6 +171,31 @@ impl fmt::Display for Implementation {
     }
 }
 
+/// The value of configure option `option` in a library version string that lists the
+/// library's configure line (MPICH does: `MPICH configure:\t--with-device=ch4:ofi ...`):
+/// `Some("")` for a bare option, `Some(value)` for `option=value` (quotes around the word
+/// dropped), `None` where it is absent.
+///
+/// ```
+/// use mpit_core::implementation::configure_option;
+/// let v = "MPICH Version:\t4.0.2\nMPICH configure:\t--enable-mpit-pvars=all --enable-mpit-events\n";
+/// assert_eq!(configure_option(v, "--enable-mpit-pvars"), Some("all"));
+/// assert_eq!(configure_option(v, "--enable-mpit-events"), Some(""));
+/// assert_eq!(configure_option(v, "--enable-mpit"), None);
+/// assert_eq!(configure_option(v, "--disable-fortran"), None);
+/// ```
+pub fn configure_option<'a>(library_version: &'a str, option: &str) -> Option<&'a str> {
+    library_version.split_whitespace().find_map(|w| {
+        let rest = w
+            .trim_matches(|c| c == '\'' || c == '"')
+            .strip_prefix(option)?;
+        match rest.strip_prefix('=') {
+            Some(v) => Some(v),
+            None => rest.is_empty().then_some(""),
+        }
+    })
+}
+
 /// Versions `from <= v < until` (`until: None`: no fix known yet, every later version).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VersionRange {

@@ -47,6 +47,15 @@ pub fn library_version() -> Option<String> {
     Some(s.to_string_lossy().into_owned())
 }
 
+/// The value of configure option `option` in the loaded library's `MPI_Get_library_version`
+/// (MPICH lists its configure line there; see
+/// [`mpit_core::implementation::configure_option`]): `Some("")` for a bare option, `None`
+/// where it is absent or the library lists none.
+pub fn configure_option(option: &str) -> Option<String> {
+    let lib = library_version()?;
+    mpit_core::implementation::configure_option(&lib, option).map(str::to_owned)
+}
+
 /// What the header compiled against says (`I_MPI_VERSION`, `MPICH_VERSION`, `OMPI_*_VERSION`).
 pub fn header_implementation() -> Implementation {
     let vendor = match sys::IMPLEMENTATION {

@@ -187,16 +187,19 @@ fn open_mpi_psm2_pvar_handles() {
     const NAME: &str = "mtl_psm2_rx_user_bytes";
     match scenario().as_deref() {
         Some("raw") => {
-            raw_t_init();
-            let name = std::ffi::CString::new(NAME).unwrap();
-            let mut index = 0;
-            let class = pvar_class_of(NAME);
-            // SAFETY: NUL-terminated name; valid out-pointer.
-            let rc = unsafe { sys::MPI_T_pvar_get_index(name.as_ptr(), class, &mut index) };
-            if rc != sys::MPI_SUCCESS {
+            // The index from the listing (which allocates no handle), then raw calls only.
+            let found = Mpit::init()
+                .unwrap()
+                .pvars()
+                .unwrap()
+                .entries
+                .into_iter()
+                .find(|p| p.name == NAME);
+            let Some(p) = found else {
                 println!("raw: ok (no {NAME})");
                 return;
-            }
+            };
+            let index = std::ffi::c_int::try_from(p.index).unwrap();
             println!("material: {NAME}");
             let mut session = sys::MPI_T_PVAR_SESSION_NULL;
             // SAFETY: valid out-pointer.
@@ -246,36 +249,6 @@ fn open_mpi_psm2_pvar_handles() {
         }
         _ => prove(TEST, &quirks::OPEN_MPI_PSM2_PVAR_HANDLES, Some(NAME)),
     }
-}
-
-/// The class of a pvar found by name through the safe listing (the raw lookup needs it).
-fn pvar_class_of(name: &str) -> std::ffi::c_int {
-    // Open MPI's PSM2 byte counters are of class COUNTER... or AGGREGATE: try both by asking
-    // the listing, which does not allocate handles.
-    let mpit = Mpit::init().unwrap();
-    let class = mpit
-        .pvars()
-        .unwrap()
-        .entries
-        .into_iter()
-        .find(|p| p.name == name)
-        .map(|p| p.class);
-    drop(mpit);
-    let classes = [
-        (mpit_safe::PvarClass::Counter, sys::MPI_T_PVAR_CLASS_COUNTER),
-        (
-            mpit_safe::PvarClass::Aggregate,
-            sys::MPI_T_PVAR_CLASS_AGGREGATE,
-        ),
-        (mpit_safe::PvarClass::Level, sys::MPI_T_PVAR_CLASS_LEVEL),
-        (mpit_safe::PvarClass::Size, sys::MPI_T_PVAR_CLASS_SIZE),
-        (mpit_safe::PvarClass::Timer, sys::MPI_T_PVAR_CLASS_TIMER),
-        (mpit_safe::PvarClass::Generic, sys::MPI_T_PVAR_CLASS_GENERIC),
-    ];
-    classes
-        .iter()
-        .find(|(c, _)| Some(*c) == class)
-        .map_or(sys::MPI_T_PVAR_CLASS_COUNTER, |&(_, raw)| raw)
 }
 
 /// A UCX component's integer cvar read after `MPI_Init` closed the component (Open MPI 4.1).

@@ -92,31 +92,15 @@ pub(crate) fn show(out: &Output) -> String {
     text
 }
 
-/// The value of configure option `option` (e.g. `--enable-mpit-events`) in the loaded library's
-/// `MPI_Get_library_version` (MPICH lists its configure line there): `Some("")` for the bare
-/// option, `None` where it is absent.
-fn configure_option(option: &str) -> Option<String> {
-    let lib = mpit_safe::quirks::library_version()?;
-    lib.split_whitespace().find_map(|w| {
-        let rest = w
-            .trim_matches(|c| c == '\'' || c == '"')
-            .strip_prefix(option)?;
-        match rest.strip_prefix('=') {
-            Some(v) => Some(v.to_owned()),
-            None => rest.is_empty().then(String::new),
-        }
-    })
-}
-
 /// Whether the loaded MPI library says it was configured with MPI_T events
 /// (`--enable-mpit-events`): there, a test about events must find them.
 pub(crate) fn library_configured_with_events() -> bool {
-    configure_option("--enable-mpit-events").is_some_and(|v| v != "no")
+    mpit_safe::quirks::configure_option("--enable-mpit-events").is_some_and(|v| v != "no")
 }
 
 /// Whether the loaded MPI library says it was configured with MPICH's receive-queue
 /// performance variables (`--enable-mpit-pvars` with `all` or `recvq`): there, they must exist.
 pub(crate) fn library_configured_with_recvq_pvars() -> bool {
-    configure_option("--enable-mpit-pvars")
+    mpit_safe::quirks::configure_option("--enable-mpit-pvars")
         .is_some_and(|v| v.is_empty() || v.split(',').any(|c| c == "all" || c == "recvq"))
 }

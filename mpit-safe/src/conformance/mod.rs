@@ -266,10 +266,9 @@ pub fn implementation_key(library_version: &str) -> Option<&'static str> {
     use mpit_core::Vendor;
     let imp = mpit_core::Implementation::from_library_version(library_version)?;
     // MPICH prints its configure line; events are on unless the option says otherwise.
-    let events = library_version.split_whitespace().any(|w| {
-        w.strip_prefix("--enable-mpit-events")
-            .is_some_and(|v| !matches!(v, "=no" | "=none"))
-    });
+    let events =
+        mpit_core::implementation::configure_option(library_version, "--enable-mpit-events")
+            .is_some_and(|v| !matches!(v, "no" | "none"));
     match (imp.vendor, imp.version.major) {
         (Vendor::Intel, _) => Some("intel"),
         (Vendor::Mpich, 4) if events => Some("mpich-ev"),

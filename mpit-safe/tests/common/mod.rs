@@ -81,12 +81,11 @@ pub(crate) struct Material {
 }
 
 pub(crate) fn material() -> Material {
-    let lib = mpit_safe::quirks::library_version().unwrap_or_default();
+    use mpit_safe::quirks::configure_option;
     match mpit_safe::implementation().vendor {
         mpit_safe::Vendor::Mpich => Material {
-            pvars: lib.contains("--enable-mpit-pvars") && !lib.contains("--enable-mpit-pvars=none"),
-            events: lib.contains("--enable-mpit-events")
-                && !lib.contains("--enable-mpit-events=no"),
+            pvars: configure_option("--enable-mpit-pvars").is_some_and(|v| v != "none"),
+            events: configure_option("--enable-mpit-events").is_some_and(|v| v != "no"),
         },
         _ => Material {
             pvars: true,
