@@ -7,8 +7,8 @@ c_enum! {
     ///
     /// The scope only says whether a write *may* be possible: an
     /// implementation can still refuse a write with
-    /// [`Error::CvarSetNotNow`](crate::Error::CvarSetNotNow) or
-    /// [`Error::CvarSetNever`](crate::Error::CvarSetNever).
+    /// [`ErrorClass::CvarSetNotNow`](crate::ErrorClass::CvarSetNotNow) or
+    /// [`ErrorClass::CvarSetNever`](crate::ErrorClass::CvarSetNever).
     ///
     /// ```
     /// use mpit_core::Scope;

@@ -413,10 +413,7 @@ impl Value {
     /// [`Error::InvalidValue`] for a `_Bool` byte other than 0 or 1.
     pub fn from_ne_bytes(dt: Datatype, bytes: &[u8]) -> Result<Value> {
         if bytes.len() != dt.size() {
-            return Err(Error::SizeMismatch {
-                expected: dt.size(),
-                got: bytes.len(),
-            });
+            return Err(Error::size_mismatch(dt.size(), bytes.len()));
         }
         let v = match dt {
             Datatype::Int => Value::Int(read(bytes)?),
@@ -457,10 +454,10 @@ impl Value {
     pub fn decode_all(dt: Datatype, bytes: &[u8]) -> Result<Vec<Value>> {
         let size = dt.size();
         if bytes.len() % size != 0 {
-            return Err(Error::SizeMismatch {
-                expected: bytes.len().next_multiple_of(size),
-                got: bytes.len(),
-            });
+            return Err(Error::size_mismatch(
+                bytes.len().next_multiple_of(size),
+                bytes.len(),
+            ));
         }
         bytes
             .chunks_exact(size)
@@ -480,10 +477,7 @@ impl Value {
     pub fn write_ne_bytes(&self, out: &mut [u8]) -> Result<()> {
         let size = self.datatype().size();
         if out.len() != size {
-            return Err(Error::SizeMismatch {
-                expected: size,
-                got: out.len(),
-            });
+            return Err(Error::size_mismatch(size, out.len()));
         }
         each_value!(*self, x => x.write(out));
         Ok(())
@@ -588,7 +582,7 @@ impl fmt::Display for Value {
 
 fn read<T: sealed::Sealed>(bytes: &[u8]) -> Result<T> {
     T::read(bytes).ok_or_else(|| {
-        Error::InvalidValue(format!(
+        Error::invalid_value(format!(
             "{:?} is not a valid {}",
             bytes,
             core::any::type_name::<T>()
@@ -704,10 +698,10 @@ const fn collect(kind: TypeKind, size: usize) -> ([Datatype; NUM_DATATYPES], usi
 /// let v = 7u64.to_value(Datatype::UnsignedLongLong).unwrap();
 /// assert_eq!(v, Value::UnsignedLongLong(7));
 /// assert_eq!(u64::from_value(v).unwrap(), 7);
-/// assert!(matches!(
+/// assert_eq!(
 ///     i32::from_value(Value::Double(1.0)),
-///     Err(Error::TypeMismatch { expected: Datatype::Double, requested: "i32" })
-/// ));
+///     Err(Error::type_mismatch(Datatype::Double, "i32"))
+/// );
 /// ```
 pub trait Scalar: Copy + Send + Sync + 'static + sealed::Sealed {
     /// The Rust type's name, as reported in [`Error::TypeMismatch`].
@@ -729,10 +723,7 @@ pub trait Scalar: Copy + Send + Sync + 'static + sealed::Sealed {
         if Self::accepts(dt) {
             Ok(())
         } else {
-            Err(Error::TypeMismatch {
-                expected: dt,
-                requested: Self::NAME,
-            })
+            Err(Error::type_mismatch(dt, Self::NAME))
         }
     }
 
@@ -761,10 +752,7 @@ pub trait Scalar: Copy + Send + Sync + 'static + sealed::Sealed {
     fn from_ne_bytes(dt: Datatype, bytes: &[u8]) -> Result<Self> {
         Self::check(dt)?;
         if bytes.len() != dt.size() {
-            return Err(Error::SizeMismatch {
-                expected: dt.size(),
-                got: bytes.len(),
-            });
+            return Err(Error::size_mismatch(dt.size(), bytes.len()));
         }
         read(bytes)
     }

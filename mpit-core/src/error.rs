@@ -94,146 +94,32 @@ impl ErrorClass {
     }
 }
 
-/// Everything that can go wrong: the MPI_T error classes of MPI-4.1
-/// §16.3.10 (each keeping the raw C code), and the crate's own typed errors
-/// for input the C interface would have turned into undefined behavior.
+/// Everything that can go wrong: an error class of MPI-4.1 §16.3.10 returned by the
+/// implementation (with its raw C code), and the crate's own typed errors for input the C
+/// interface would have turned into undefined behavior.
+///
+/// Kept at two words so that `Result<(), Error>` travels in registers on the hot paths
+/// (every MPI_T call returns one): what does not fit, a message or a pair of lengths, is boxed,
+/// which costs only on the error path.
+///
+/// ```
+/// use mpit_core::{Error, ErrorClass};
+///
+/// let e = Error::from_class(ErrorClass::InvalidIndex, 62);
+/// assert!(matches!(e, Error::Mpi { class: ErrorClass::InvalidIndex, code: 62 }));
+/// assert!(e.is(ErrorClass::InvalidIndex));
+/// assert_eq!(e.to_string(), "the index is invalid or has been deleted (MPI_T_ERR_INVALID_INDEX, code 62)");
+/// assert!(std::mem::size_of::<mpit_core::Result<()>>() <= 16);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// `MPI_T_ERR_MEMORY`: out of memory.
-    #[doc(alias = "MPI_T_ERR_MEMORY")]
-    #[error("out of memory (MPI_T_ERR_MEMORY, code {code})")]
-    Memory {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_NOT_INITIALIZED`: interface not initialized.
-    #[doc(alias = "MPI_T_ERR_NOT_INITIALIZED")]
-    #[error("interface not initialized (MPI_T_ERR_NOT_INITIALIZED, code {code})")]
-    NotInitialized {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_CANNOT_INIT`: interface not in the state to be initialized.
-    #[doc(alias = "MPI_T_ERR_CANNOT_INIT")]
-    #[error("interface not in the state to be initialized (MPI_T_ERR_CANNOT_INIT, code {code})")]
-    CannotInit {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_INVALID_INDEX`: the index is invalid or has been deleted.
-    #[doc(alias = "MPI_T_ERR_INVALID_INDEX")]
-    #[error("the index is invalid or has been deleted (MPI_T_ERR_INVALID_INDEX, code {code})")]
-    InvalidIndex {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_INVALID_ITEM`: the item index queried is out of range.
-    #[doc(alias = "MPI_T_ERR_INVALID_ITEM")]
-    #[error("the item index queried is out of range (MPI_T_ERR_INVALID_ITEM, code {code})")]
-    InvalidItem {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_INVALID_HANDLE`: the handle is invalid.
-    #[doc(alias = "MPI_T_ERR_INVALID_HANDLE")]
-    #[error("the handle is invalid (MPI_T_ERR_INVALID_HANDLE, code {code})")]
-    InvalidHandle {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_OUT_OF_HANDLES`: no more handles available.
-    #[doc(alias = "MPI_T_ERR_OUT_OF_HANDLES")]
-    #[error("no more handles available (MPI_T_ERR_OUT_OF_HANDLES, code {code})")]
-    OutOfHandles {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_OUT_OF_SESSIONS`: no more sessions available.
-    #[doc(alias = "MPI_T_ERR_OUT_OF_SESSIONS")]
-    #[error("no more sessions available (MPI_T_ERR_OUT_OF_SESSIONS, code {code})")]
-    OutOfSessions {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_INVALID_SESSION`: session argument is not a valid session.
-    #[doc(alias = "MPI_T_ERR_INVALID_SESSION")]
-    #[error("session argument is not a valid session (MPI_T_ERR_INVALID_SESSION, code {code})")]
-    InvalidSession {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_CVAR_SET_NOT_NOW`: variable cannot be set at this moment
-    /// (there may be a later time at which it can).
-    #[doc(alias = "MPI_T_ERR_CVAR_SET_NOT_NOW")]
-    #[error("variable cannot be set at this moment (MPI_T_ERR_CVAR_SET_NOT_NOW, code {code})")]
-    CvarSetNotNow {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_CVAR_SET_NEVER`: variable cannot be set until end of
-    /// execution.
-    #[doc(alias = "MPI_T_ERR_CVAR_SET_NEVER")]
-    #[error(
-        "variable cannot be set until end of execution (MPI_T_ERR_CVAR_SET_NEVER, code {code})"
-    )]
-    CvarSetNever {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_PVAR_NO_STARTSTOP`: variable cannot be started or stopped.
-    #[doc(alias = "MPI_T_ERR_PVAR_NO_STARTSTOP")]
-    #[error("variable cannot be started or stopped (MPI_T_ERR_PVAR_NO_STARTSTOP, code {code})")]
-    PvarNoStartStop {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_PVAR_NO_WRITE`: variable cannot be written or reset.
-    #[doc(alias = "MPI_T_ERR_PVAR_NO_WRITE")]
-    #[error("variable cannot be written or reset (MPI_T_ERR_PVAR_NO_WRITE, code {code})")]
-    PvarNoWrite {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_PVAR_NO_ATOMIC`: variable cannot be read and written
-    /// atomically.
-    #[doc(alias = "MPI_T_ERR_PVAR_NO_ATOMIC")]
-    #[error(
-        "variable cannot be read and written atomically (MPI_T_ERR_PVAR_NO_ATOMIC, code {code})"
-    )]
-    PvarNoAtomic {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_INVALID_NAME`: the name does not match.
-    #[doc(alias = "MPI_T_ERR_INVALID_NAME")]
-    #[error("name doesn't match (MPI_T_ERR_INVALID_NAME, code {code})")]
-    InvalidName {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_INVALID`: invalid use of the interface or bad parameter
-    /// value(s).
-    #[doc(alias = "MPI_T_ERR_INVALID")]
-    #[error(
-        "invalid use of the interface or bad parameter value(s) (MPI_T_ERR_INVALID, code {code})"
-    )]
-    Invalid {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_NOT_ACCESSIBLE`: requested functionality not accessible
-    /// at this time.
-    #[doc(alias = "MPI_T_ERR_NOT_ACCESSIBLE")]
-    #[error("requested functionality not accessible (MPI_T_ERR_NOT_ACCESSIBLE, code {code})")]
-    NotAccessible {
-        /// The raw code the implementation returned.
-        code: i32,
-    },
-    /// `MPI_T_ERR_NOT_SUPPORTED`: requested functionality not supported.
-    #[doc(alias = "MPI_T_ERR_NOT_SUPPORTED")]
-    #[error("requested functionality not supported (MPI_T_ERR_NOT_SUPPORTED, code {code})")]
-    NotSupported {
+    /// An MPI_T error class (MPI-4.1 §16.3.10) the implementation returned.
+    #[doc(alias = "MPI_T_ERR")]
+    #[error("{} ({}, code {code})", class.description(), class.c_name())]
+    Mpi {
+        /// The class the raw code stands for in the installed implementation.
+        class: ErrorClass,
         /// The raw code the implementation returned.
         code: i32,
     },
@@ -247,31 +133,15 @@ pub enum Error {
 
     /// A typed access with a Rust type that does not represent the
     /// variable's MPI datatype on this host (see [`Scalar`](crate::Scalar)).
-    #[error(
-        "type mismatch: the variable has datatype {expected}, which `{requested}` does not represent"
-    )]
-    TypeMismatch {
-        /// The MPI datatype of the variable or element.
-        expected: Datatype,
-        /// The Rust type that was requested.
-        requested: &'static str,
-    },
-    /// A buffer has the wrong number of elements for the variable.
-    #[error("count mismatch: the variable has {expected} element(s), the buffer has {got}")]
-    CountMismatch {
-        /// Number of elements of the variable (from handle allocation).
-        expected: usize,
-        /// Number of elements supplied.
-        got: usize,
-    },
+    #[error("{0}")]
+    TypeMismatch(Box<TypeMismatch>),
+    /// A buffer has the wrong number of elements for the variable
+    /// (expected: the variable's count from handle allocation).
+    #[error("count mismatch: the variable has {} element(s), the buffer has {}", .0.expected, .0.got)]
+    CountMismatch(Box<Mismatch>),
     /// A byte buffer has the wrong size for the data it should hold.
-    #[error("size mismatch: expected {expected} byte(s), got {got}")]
-    SizeMismatch {
-        /// Number of bytes required.
-        expected: usize,
-        /// Number of bytes supplied.
-        got: usize,
-    },
+    #[error("size mismatch: expected {} byte(s), got {}", .0.expected, .0.got)]
+    SizeMismatch(Box<Mismatch>),
     /// A handle was requested with an object of the wrong kind
     /// (MPI-4.1 §16.3.2: the object must match the variable's binding).
     #[error("bind mismatch: the variable binds to {expected}, got {got}")]
@@ -288,13 +158,14 @@ pub enum Error {
         position: usize,
     },
     /// A string length reported by the implementation exceeds the crate's
-    /// hard cap ([`MAX_STRING_LEN`](crate::MAX_STRING_LEN)).
-    #[error("string of {len} bytes exceeds the limit of {max} bytes")]
+    /// hard cap, [`MAX_STRING_LEN`](crate::MAX_STRING_LEN).
+    #[error(
+        "string of {len} bytes exceeds the limit of {} bytes",
+        crate::MAX_STRING_LEN
+    )]
     StringTooLong {
         /// The length reported (including the NUL, as reported).
         len: usize,
-        /// The cap.
-        max: usize,
     },
     /// A string kept coming back truncated or unterminated after the
     /// bounded number of attempts (MPI-4.1 §16.3.3 not followed).
@@ -308,14 +179,9 @@ pub enum Error {
     #[error("a length, count or index is negative or out of range")]
     LengthOverflow,
     /// A raw constant returned by the implementation is not one of the
-    /// values the standard defines for `kind`.
-    #[error("unknown {kind} constant {value}")]
-    UnknownConstant {
-        /// What was being decoded (e.g. "verbosity").
-        kind: &'static str,
-        /// The raw value.
-        value: i64,
-    },
+    /// values the standard defines for its kind.
+    #[error("unknown {} constant {}", .0.kind, .0.value)]
+    UnknownConstant(Box<UnknownConstant>),
     /// `MPI_T_init_thread` provided a lower thread level than a type that needs it
     /// (e.g. a `Send + Sync` init token needs `MPI_THREAD_MULTIPLE`).
     #[error("thread level {requested} requested, the implementation provides {provided}")]
@@ -330,95 +196,136 @@ pub enum Error {
     /// names the implementation, its versions and what goes wrong.
     #[error("refused: {0}")]
     KnownCrash(&'static crate::implementation::Quirk),
-    /// A value that breaks a rule of the standard or of this crate.
+    /// A value that breaks a rule of the standard or of this crate (the message says which).
+    // A thin box: `Box<str>` would make the error three words.
+    #[allow(clippy::box_collection)]
     #[error("invalid value: {0}")]
-    InvalidValue(String),
+    InvalidValue(Box<String>),
     /// A name that does not parse as the expected kind of constant.
-    #[error("cannot parse {input:?} as a {what}")]
-    Parse {
-        /// What was being parsed.
-        what: &'static str,
-        /// The input.
-        input: String,
-    },
+    #[error("cannot parse {:?} as a {}", .0.input, .0.what)]
+    Parse(Box<ParseError>),
+}
+
+// Two words: `Result<(), Error>` is returned in registers (x86-64 and AArch64 return up to two
+// words that way), so the success path of every wrapped call costs what C's `int` costs.
+const _: () = assert!(core::mem::size_of::<Result<()>>() <= 2 * core::mem::size_of::<usize>());
+const _: () = assert!(core::mem::size_of::<Error>() <= 16);
+
+/// The detail of [`Error::TypeMismatch`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "type mismatch: the variable has datatype {expected}, which `{requested}` does not represent"
+)]
+pub struct TypeMismatch {
+    /// The MPI datatype of the variable or element.
+    pub expected: Datatype,
+    /// The Rust type that was requested.
+    pub requested: &'static str,
+}
+
+/// The detail of [`Error::CountMismatch`] and [`Error::SizeMismatch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// What the variable, element or datatype requires.
+    pub expected: usize,
+    /// What was supplied.
+    pub got: usize,
+}
+
+/// The detail of [`Error::UnknownConstant`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnknownConstant {
+    /// What was being decoded (e.g. "verbosity").
+    pub kind: &'static str,
+    /// The raw value.
+    pub value: i64,
+}
+
+/// The detail of [`Error::Parse`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// What was being parsed.
+    pub what: &'static str,
+    /// The input.
+    pub input: String,
 }
 
 impl Error {
     /// The error for an MPI_T error class, keeping the raw `code`.
+    #[inline]
     pub const fn from_class(class: ErrorClass, code: i32) -> Error {
-        match class {
-            ErrorClass::Memory => Error::Memory { code },
-            ErrorClass::NotInitialized => Error::NotInitialized { code },
-            ErrorClass::CannotInit => Error::CannotInit { code },
-            ErrorClass::InvalidIndex => Error::InvalidIndex { code },
-            ErrorClass::InvalidItem => Error::InvalidItem { code },
-            ErrorClass::InvalidHandle => Error::InvalidHandle { code },
-            ErrorClass::OutOfHandles => Error::OutOfHandles { code },
-            ErrorClass::OutOfSessions => Error::OutOfSessions { code },
-            ErrorClass::InvalidSession => Error::InvalidSession { code },
-            ErrorClass::CvarSetNotNow => Error::CvarSetNotNow { code },
-            ErrorClass::CvarSetNever => Error::CvarSetNever { code },
-            ErrorClass::PvarNoStartStop => Error::PvarNoStartStop { code },
-            ErrorClass::PvarNoWrite => Error::PvarNoWrite { code },
-            ErrorClass::PvarNoAtomic => Error::PvarNoAtomic { code },
-            ErrorClass::InvalidName => Error::InvalidName { code },
-            ErrorClass::Invalid => Error::Invalid { code },
-            ErrorClass::NotAccessible => Error::NotAccessible { code },
-            ErrorClass::NotSupported => Error::NotSupported { code },
-        }
+        Error::Mpi { class, code }
     }
 
     /// The MPI_T error class, or `None` for [`Error::Other`] and the crate's
     /// own errors.
+    #[inline]
     pub const fn class(&self) -> Option<ErrorClass> {
-        Some(match self {
-            Error::Memory { .. } => ErrorClass::Memory,
-            Error::NotInitialized { .. } => ErrorClass::NotInitialized,
-            Error::CannotInit { .. } => ErrorClass::CannotInit,
-            Error::InvalidIndex { .. } => ErrorClass::InvalidIndex,
-            Error::InvalidItem { .. } => ErrorClass::InvalidItem,
-            Error::InvalidHandle { .. } => ErrorClass::InvalidHandle,
-            Error::OutOfHandles { .. } => ErrorClass::OutOfHandles,
-            Error::OutOfSessions { .. } => ErrorClass::OutOfSessions,
-            Error::InvalidSession { .. } => ErrorClass::InvalidSession,
-            Error::CvarSetNotNow { .. } => ErrorClass::CvarSetNotNow,
-            Error::CvarSetNever { .. } => ErrorClass::CvarSetNever,
-            Error::PvarNoStartStop { .. } => ErrorClass::PvarNoStartStop,
-            Error::PvarNoWrite { .. } => ErrorClass::PvarNoWrite,
-            Error::PvarNoAtomic { .. } => ErrorClass::PvarNoAtomic,
-            Error::InvalidName { .. } => ErrorClass::InvalidName,
-            Error::Invalid { .. } => ErrorClass::Invalid,
-            Error::NotAccessible { .. } => ErrorClass::NotAccessible,
-            Error::NotSupported { .. } => ErrorClass::NotSupported,
-            _ => return None,
-        })
+        match self {
+            Error::Mpi { class, .. } => Some(*class),
+            _ => None,
+        }
+    }
+
+    /// Whether this is the MPI_T error class `class`.
+    #[inline]
+    pub fn is(&self, class: ErrorClass) -> bool {
+        self.class() == Some(class)
     }
 
     /// The raw C return code, for errors that came from the implementation
     /// (an MPI_T class or [`Error::Other`]); `None` for the crate's own.
+    #[inline]
     pub const fn raw_code(&self) -> Option<i32> {
         match self {
-            Error::Memory { code }
-            | Error::NotInitialized { code }
-            | Error::CannotInit { code }
-            | Error::InvalidIndex { code }
-            | Error::InvalidItem { code }
-            | Error::InvalidHandle { code }
-            | Error::OutOfHandles { code }
-            | Error::OutOfSessions { code }
-            | Error::InvalidSession { code }
-            | Error::CvarSetNotNow { code }
-            | Error::CvarSetNever { code }
-            | Error::PvarNoStartStop { code }
-            | Error::PvarNoWrite { code }
-            | Error::PvarNoAtomic { code }
-            | Error::InvalidName { code }
-            | Error::Invalid { code }
-            | Error::NotAccessible { code }
-            | Error::NotSupported { code }
-            | Error::Other { code } => Some(*code),
+            Error::Mpi { code, .. } | Error::Other { code } => Some(*code),
             _ => None,
         }
+    }
+
+    /// [`Error::TypeMismatch`].
+    #[cold]
+    pub fn type_mismatch(expected: Datatype, requested: &'static str) -> Error {
+        Error::TypeMismatch(Box::new(TypeMismatch {
+            expected,
+            requested,
+        }))
+    }
+
+    /// [`Error::CountMismatch`].
+    #[cold]
+    pub fn count_mismatch(expected: usize, got: usize) -> Error {
+        Error::CountMismatch(Box::new(Mismatch { expected, got }))
+    }
+
+    /// [`Error::SizeMismatch`].
+    #[cold]
+    pub fn size_mismatch(expected: usize, got: usize) -> Error {
+        Error::SizeMismatch(Box::new(Mismatch { expected, got }))
+    }
+
+    /// [`Error::UnknownConstant`].
+    #[cold]
+    pub fn unknown_constant(kind: &'static str, value: impl Into<i64>) -> Error {
+        Error::UnknownConstant(Box::new(UnknownConstant {
+            kind,
+            value: value.into(),
+        }))
+    }
+
+    /// [`Error::InvalidValue`] with a message.
+    #[cold]
+    pub fn invalid_value(message: impl Into<String>) -> Error {
+        Error::InvalidValue(Box::new(message.into()))
+    }
+
+    /// [`Error::Parse`].
+    #[cold]
+    pub fn parse(what: &'static str, input: impl Into<String>) -> Error {
+        Error::Parse(Box::new(ParseError {
+            what,
+            input: input.into(),
+        }))
     }
 }
 

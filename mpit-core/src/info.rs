@@ -453,14 +453,11 @@ impl EventTypeInfo {
     /// [`EventTypeInfo::extent`]; [`Error::InvalidValue`] for a negative
     /// displacement or an invalid `_Bool`.
     pub fn decode(&self, buf: &[u8]) -> Result<Vec<Value>> {
-        let extent = self.extent().ok_or_else(|| {
-            Error::InvalidValue("negative or overflowing event displacement".into())
-        })?;
+        let extent = self
+            .extent()
+            .ok_or_else(|| Error::invalid_value("negative or overflowing event displacement"))?;
         if buf.len() < extent {
-            return Err(Error::SizeMismatch {
-                expected: extent,
-                got: buf.len(),
-            });
+            return Err(Error::size_mismatch(extent, buf.len()));
         }
         self.elements
             .iter()

@@ -60,7 +60,7 @@ macro_rules! c_enum {
                     .iter()
                     .copied()
                     .find(|v| v.name().eq_ignore_ascii_case(s) || v.c_name().eq_ignore_ascii_case(s))
-                    .ok_or_else(|| $crate::error::Error::Parse { what: $what, input: s.into() })
+                    .ok_or_else(|| $crate::error::Error::parse($what, s))
             }
         }
     };

@@ -267,10 +267,7 @@ where
 
 fn check_len(len: usize) -> Result<()> {
     if len > MAX_STRING_LEN + 1 {
-        Err(Error::StringTooLong {
-            len,
-            max: MAX_STRING_LEN,
-        })
+        Err(Error::StringTooLong { len })
     } else {
         Ok(())
     }

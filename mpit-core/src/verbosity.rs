@@ -204,10 +204,7 @@ impl FromStr for Verbosity {
             .iter()
             .copied()
             .find(|v| v.name().eq_ignore_ascii_case(s) || v.c_name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| Error::Parse {
-                what: "verbosity",
-                input: s.into(),
-            })
+            .ok_or_else(|| Error::parse("verbosity", s))
     }
 }
 

@@ -38,13 +38,7 @@ fn scalar_rule_holds<T: Scalar>(dt: Datatype) -> Result<(), TestCaseError> {
             prop_assert_eq!(T::KIND == TypeKind::SignedInteger, dt.is_signed());
         }
     } else {
-        prop_assert_eq!(
-            T::check(dt),
-            Err(Error::TypeMismatch {
-                expected: dt,
-                requested: T::NAME
-            })
-        );
+        prop_assert_eq!(T::check(dt), Err(Error::type_mismatch(dt, T::NAME)));
     }
     Ok(())
 }
@@ -110,7 +104,7 @@ proptest! {
         let bytes = vec![0u8; len];
         prop_assert_eq!(
             Value::from_ne_bytes(dt, &bytes),
-            Err(Error::SizeMismatch { expected: dt.size(), got: len })
+            Err(Error::size_mismatch(dt.size(), len))
         );
     }
 

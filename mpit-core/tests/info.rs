@@ -129,7 +129,7 @@ proptest! {
         if extent > 0 {
             prop_assert_eq!(
                 ev.decode(&buf[..extent - 1]),
-                Err(Error::SizeMismatch { expected: extent, got: extent - 1 })
+                Err(Error::size_mismatch(extent, extent - 1))
             );
         }
     }

@@ -1,7 +1,9 @@
 //! The string-return convention of MPI-4.1 §16.3.3, checked against a model
 //! of conforming and non-conforming implementations.
 
-use mpit_core::{Error, MAX_FETCH_ATTEMPTS, MAX_STRING_LEN, MpiString, Result, fetch_string};
+use mpit_core::{
+    Error, ErrorClass, MAX_FETCH_ATTEMPTS, MAX_STRING_LEN, MpiString, Result, fetch_string,
+};
 use proptest::prelude::*;
 
 /// How a modelled implementation answers one call.
@@ -68,7 +70,10 @@ impl ModelString {
         }
         if let Behavior::FailsAt(at) = self.behavior {
             if call == at {
-                return Err(Error::InvalidIndex { code: 99 });
+                return Err(Error::Mpi {
+                    class: ErrorClass::InvalidIndex,
+                    code: 99,
+                });
             }
         }
         let len = self.source.len();
@@ -183,7 +188,7 @@ proptest! {
             (Ok(s), Behavior::ZeroLength) => prop_assert!(s.is_empty()),
             // No fetch was needed when the query reported 0 (an empty string without its NUL).
             (Ok(s), _) => prop_assert_eq!(s.into_bytes(), m.served.clone().unwrap_or_default()),
-            (Err(Error::InvalidIndex { code: 99 }), Behavior::FailsAt(_)) => {}
+            (Err(Error::Mpi { class: ErrorClass::InvalidIndex, code: 99 }), Behavior::FailsAt(_)) => {}
             (Err(Error::StringTooLong { .. }), Behavior::Huge(_)) => {
                 // Refused before allocating anything.
                 prop_assert_eq!(m.largest_buffer, 0);
@@ -253,8 +258,7 @@ fn cap_boundary() {
     assert_eq!(
         m.fetch(),
         Err(Error::StringTooLong {
-            len: MAX_STRING_LEN + 2,
-            max: MAX_STRING_LEN
+            len: MAX_STRING_LEN + 2
         })
     );
     assert_eq!(m.largest_buffer, 0);

@@ -199,7 +199,7 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     }
 
     /// Writes a variable of one element. Refusals come back as
-    /// [`Error::CvarSetNotNow`] (may succeed later) or [`Error::CvarSetNever`].
+    /// [`ErrorClass::CvarSetNotNow`] (may succeed later) or [`ErrorClass::CvarSetNever`].
     #[doc(alias = "MPI_T_cvar_write")]
     pub fn write(&self, value: T) -> Result<()> {
         self.expect_count(1)?;
@@ -223,14 +223,12 @@ impl<L: Level> CvarHandle<'_, u8, L> {
     }
 
     /// Writes an `MPI_CHAR` variable from a string, NUL-padded to the count; a string that
-    /// does not fit with its NUL is [`Error::StringTooLong`].
+    /// does not fit with its NUL is [`Error::CountMismatch`] (the variable's count against the
+    /// string's length with its NUL).
     pub fn write_str(&self, s: &str) -> Result<()> {
         let s = MpiString::new(s)?;
         if s.len() + 1 > self.count {
-            return Err(Error::StringTooLong {
-                len: s.len() + 1,
-                max: self.count.saturating_sub(1),
-            });
+            return Err(Error::count_mismatch(self.count, s.len() + 1));
         }
         let mut buf = vec![0u8; self.count];
         buf[..s.len()].copy_from_slice(s.as_bytes());
@@ -255,10 +253,7 @@ impl<L: Level> CvarHandle<'_, Value, L> {
         let mut bytes = vec![0u8; self.byte_len()];
         for (v, out) in values.iter().zip(bytes.chunks_mut(size)) {
             if v.datatype() != self.info.datatype {
-                return Err(Error::TypeMismatch {
-                    expected: self.info.datatype,
-                    requested: "Value",
-                });
+                return Err(Error::type_mismatch(self.info.datatype, "Value"));
             }
             v.write_ne_bytes(out)?;
         }

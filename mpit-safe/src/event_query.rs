@@ -7,7 +7,7 @@ use std::ffi::c_int;
 use std::ptr;
 
 use mpit_core::{
-    Error, EventElement, EventTypeInfo, Result, SourceInfo, SourceOrder, fetch_string,
+    Error, ErrorClass, EventElement, EventTypeInfo, Result, SourceInfo, SourceOrder, fetch_string,
 };
 use mpit_sys as sys;
 
@@ -19,7 +19,8 @@ use crate::raw::{self, c_len, check, non_negative};
 
 fn index_arg(index: usize, count: usize) -> Result<c_int> {
     if index >= count {
-        return Err(Error::InvalidIndex {
+        return Err(Error::Mpi {
+            class: ErrorClass::InvalidIndex,
             code: sys::MPI_T_ERR_INVALID_INDEX,
         });
     }
@@ -40,10 +41,7 @@ fn string_ptr<'b>(
 }
 
 fn count_u64(v: sys::MPI_Count, what: &'static str) -> Result<u64> {
-    u64::try_from(v).map_err(|_| Error::UnknownConstant {
-        kind: what,
-        value: v,
-    })
+    u64::try_from(v).map_err(|_| Error::unknown_constant(what, v))
 }
 
 impl<L: Level> Mpit<L> {
@@ -210,10 +208,7 @@ impl<L: Level> Mpit<L> {
             sys::MPI_T_SOURCE_ORDERED => SourceOrder::Ordered,
             sys::MPI_T_SOURCE_UNORDERED => SourceOrder::Unordered,
             other => {
-                return Err(Error::UnknownConstant {
-                    kind: "source ordering",
-                    value: other.into(),
-                });
+                return Err(Error::unknown_constant("source ordering", other));
             }
         };
         Ok(SourceInfo {
@@ -243,7 +238,7 @@ impl<L: Level> Mpit<L> {
         Ok(unsafe { Info::from_raw(raw) })
     }
 
-    /// A current timestamp of source `index`, in its ticks; [`Error::NotSupported`] where the
+    /// A current timestamp of source `index`, in its ticks; [`ErrorClass::NotSupported`] where the
     /// source cannot make one on demand (MPI-4.1 §16.3.8.1).
     #[doc(alias = "MPI_T_source_get_timestamp")]
     pub fn source_timestamp(&self, index: usize) -> Result<u64> {

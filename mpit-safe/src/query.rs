@@ -5,8 +5,8 @@ use std::ffi::{CString, c_char, c_int};
 use std::ptr;
 
 use mpit_core::{
-    CategoryInfo, CvarInfo, EnumInfo, EnumItem, Error, MpiString, PvarClass, PvarInfo, Result,
-    fetch_string,
+    CategoryInfo, CvarInfo, EnumInfo, EnumItem, Error, ErrorClass, MpiString, PvarClass, PvarInfo,
+    Result, fetch_string,
 };
 use mpit_sys as sys;
 
@@ -56,7 +56,8 @@ fn string_arg(buf: &mut Option<&mut [u8]>) -> Result<(*mut c_char, c_int)> {
 /// of returning `MPI_T_ERR_INVALID_INDEX`.
 fn index_arg(index: usize, count: usize) -> Result<c_int> {
     if index >= count {
-        return Err(Error::InvalidIndex {
+        return Err(Error::Mpi {
+            class: ErrorClass::InvalidIndex,
             code: sys::MPI_T_ERR_INVALID_INDEX,
         });
     }
@@ -374,7 +375,10 @@ impl<L: Level> Mpit<L> {
         let mut index = -1;
         match check(get(c.as_ptr(), &mut index)) {
             Ok(()) => Ok(Some(non_negative(index)?)),
-            Err(Error::InvalidName { .. }) => Ok(None),
+            Err(Error::Mpi {
+                class: ErrorClass::InvalidName,
+                ..
+            }) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -436,7 +440,14 @@ impl<L: Level> Mpit<L> {
     ) -> Result<Option<usize>> {
         if !matches!(
             err,
-            Error::NotSupported { .. } | Error::Other { .. } | Error::Invalid { .. }
+            Error::Mpi {
+                class: ErrorClass::NotSupported,
+                ..
+            } | Error::Other { .. }
+                | Error::Mpi {
+                    class: ErrorClass::Invalid,
+                    ..
+                }
         ) {
             return Err(err);
         }
@@ -534,7 +545,10 @@ mod tests {
     #[test]
     fn scan_fallback_agrees_with_get_index() {
         let mpit = Mpit::init().unwrap();
-        let missing = Error::NotSupported { code: 0 };
+        let missing = Error::Mpi {
+            class: ErrorClass::NotSupported,
+            code: 0,
+        };
         let cvars = mpit.cvars().unwrap();
         for v in cvars.entries.iter().step_by(7) {
             let name = v.name.to_str().unwrap();
@@ -555,11 +569,20 @@ mod tests {
             .unwrap();
         assert_eq!(none, None);
         let passed = mpit.scan(
-            Error::NotInitialized { code: 1 },
+            Error::Mpi {
+                class: ErrorClass::NotInitialized,
+                code: 1,
+            },
             "x",
             Mpit::cvar_count,
             |s, i| s.cvar_info(i).map(|v| v.name),
         );
-        assert!(matches!(passed, Err(Error::NotInitialized { .. })));
+        assert!(matches!(
+            passed,
+            Err(Error::Mpi {
+                class: ErrorClass::NotInitialized,
+                ..
+            })
+        ));
     }
 }

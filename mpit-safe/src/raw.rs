@@ -67,10 +67,7 @@ pub(crate) fn class_of(code: c_int) -> Option<ErrorClass> {
 }
 
 fn unknown(kind: &'static str, value: c_int) -> Error {
-    Error::UnknownConstant {
-        kind,
-        value: value.into(),
-    }
+    Error::unknown_constant(kind, value)
 }
 
 /// A raw verbosity constant as [`Verbosity`].
@@ -161,10 +158,7 @@ pub(crate) fn datatype(handle: sys::MPI_Datatype) -> Result<Datatype> {
         .into_iter()
         .find(|&(_, h, declared)| declared && h == handle)
         .and_then(|(name, _, _)| Datatype::from_str(name).ok())
-        .ok_or(Error::UnknownConstant {
-            kind: "datatype handle",
-            value: -1,
-        })
+        .ok_or(Error::unknown_constant("datatype handle", -1))
 }
 
 /// A Rust length as the C `int` MPI_T takes.
@@ -183,7 +177,7 @@ pub(crate) fn expect_count(expected: usize, got: usize) -> Result<()> {
     if got == expected {
         Ok(())
     } else {
-        Err(Error::CountMismatch { expected, got })
+        Err(Error::count_mismatch(expected, got))
     }
 }
 

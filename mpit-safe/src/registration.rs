@@ -21,7 +21,9 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use mpit_core::{CbSafety, Error, EventElement, EventTypeInfo, Quirk, Result, Scalar, Value};
+use mpit_core::{
+    CbSafety, Error, ErrorClass, EventElement, EventTypeInfo, Quirk, Result, Scalar, Value,
+};
 use mpit_sys as sys;
 
 use crate::info_object::Info;
@@ -297,10 +299,7 @@ impl EventInstance<'_> {
         self.data_readable()?;
         let extent = self.extent;
         if buf.len() < extent {
-            return Err(Error::SizeMismatch {
-                expected: extent,
-                got: buf.len(),
-            });
+            return Err(Error::size_mismatch(extent, buf.len()));
         }
         // SAFETY: `buf` holds at least the extent MPI writes.
         check(unsafe { sys::MPI_T_event_copy(self.raw, buf.as_mut_ptr().cast()) })?;
@@ -335,7 +334,8 @@ impl EventInstance<'_> {
 
     #[inline]
     fn element(&self, index: usize) -> Result<&EventElement> {
-        self.elements.get(index).ok_or(Error::InvalidIndex {
+        self.elements.get(index).ok_or(Error::Mpi {
+            class: ErrorClass::InvalidIndex,
             code: sys::MPI_T_ERR_INVALID_INDEX,
         })
     }
@@ -752,17 +752,18 @@ pub struct EventRecord {
 impl EventRecord {
     /// Element `index` of the record, decoded with the event type's `elements`.
     pub fn value(&self, elements: &[EventElement], index: usize) -> Result<Value> {
-        let e = elements.get(index).ok_or(Error::InvalidIndex {
+        let e = elements.get(index).ok_or(Error::Mpi {
+            class: ErrorClass::InvalidIndex,
             code: sys::MPI_T_ERR_INVALID_INDEX,
         })?;
         let start = usize::try_from(e.displacement).map_err(|_| Error::LengthOverflow)?;
         let bytes = self
             .data
             .get(start..start + e.datatype.size())
-            .ok_or(Error::SizeMismatch {
-                expected: start + e.datatype.size(),
-                got: self.data.len(),
-            })?;
+            .ok_or(Error::size_mismatch(
+                start + e.datatype.size(),
+                self.data.len(),
+            ))?;
         Value::from_ne_bytes(e.datatype, bytes)
     }
 }

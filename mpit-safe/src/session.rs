@@ -3,7 +3,7 @@
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 
-use mpit_core::{Datatype, Error, PvarInfo, Result, Scalar, Value};
+use mpit_core::{Datatype, Error, ErrorClass, PvarInfo, Result, Scalar, Value};
 use mpit_sys as sys;
 
 use crate::init::{Mpit, level::Level, level::Multiple};
@@ -87,9 +87,9 @@ type AllHandlesFn = unsafe extern "C" fn(sys::MPI_T_pvar_session, sys::MPI_T_pva
 ///
 /// Like perf-event's `Counter`: `start`, `stop`, `read`, `reset`, `read_reset`. The
 /// variable's attributes are enforced before the call where the standard says the call must
-/// fail: starting or stopping a continuous variable is [`Error::PvarNoStartStop`], writing or
-/// resetting a read-only one [`Error::PvarNoWrite`], `read_reset` of a non-atomic one
-/// [`Error::PvarNoAtomic`].
+/// fail: starting or stopping a continuous variable is [`ErrorClass::PvarNoStartStop`], writing or
+/// resetting a read-only one [`ErrorClass::PvarNoWrite`], `read_reset` of a non-atomic one
+/// [`ErrorClass::PvarNoAtomic`].
 #[doc(alias = "MPI_T_pvar_handle")]
 pub struct PvarHandle<'s, T, L: Level = crate::level::Single> {
     session: sys::MPI_T_pvar_session,
@@ -209,7 +209,7 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
         &self.info
     }
 
-    /// Starts the variable ([`Error::PvarNoStartStop`] for a continuous one, before the call).
+    /// Starts the variable ([`ErrorClass::PvarNoStartStop`] for a continuous one, before the call).
     #[doc(alias = "MPI_T_pvar_start")]
     pub fn start(&self) -> Result<()> {
         self.startstop()?;
@@ -217,7 +217,7 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
         check(unsafe { sys::MPI_T_pvar_start(self.session, self.handle) })
     }
 
-    /// Stops the variable ([`Error::PvarNoStartStop`] for a continuous one, before the call).
+    /// Stops the variable ([`ErrorClass::PvarNoStartStop`] for a continuous one, before the call).
     #[doc(alias = "MPI_T_pvar_stop")]
     pub fn stop(&self) -> Result<()> {
         self.startstop()?;
@@ -225,7 +225,7 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
         check(unsafe { sys::MPI_T_pvar_stop(self.session, self.handle) })
     }
 
-    /// Resets the variable to its starting value ([`Error::PvarNoWrite`] if read-only).
+    /// Resets the variable to its starting value ([`ErrorClass::PvarNoWrite`] if read-only).
     #[doc(alias = "MPI_T_pvar_reset")]
     pub fn reset(&self) -> Result<()> {
         self.writable()?;
@@ -235,7 +235,8 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
 
     fn startstop(&self) -> Result<()> {
         if self.info.continuous {
-            return Err(Error::PvarNoStartStop {
+            return Err(Error::Mpi {
+                class: ErrorClass::PvarNoStartStop,
                 code: sys::MPI_T_ERR_PVAR_NO_STARTSTOP,
             });
         }
@@ -244,7 +245,8 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
 
     fn writable(&self) -> Result<()> {
         if self.info.readonly {
-            return Err(Error::PvarNoWrite {
+            return Err(Error::Mpi {
+                class: ErrorClass::PvarNoWrite,
                 code: sys::MPI_T_ERR_PVAR_NO_WRITE,
             });
         }
@@ -266,7 +268,8 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
     fn read_reset_raw(&self, buf: *mut c_void) -> Result<()> {
         self.writable()?;
         if !self.info.atomic {
-            return Err(Error::PvarNoAtomic {
+            return Err(Error::Mpi {
+                class: ErrorClass::PvarNoAtomic,
                 code: sys::MPI_T_ERR_PVAR_NO_ATOMIC,
             });
         }
@@ -317,7 +320,7 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
         self.read_reset_raw(out.as_mut_ptr().cast())
     }
 
-    /// Writes a variable of one element ([`Error::PvarNoWrite`] if read-only).
+    /// Writes a variable of one element ([`ErrorClass::PvarNoWrite`] if read-only).
     #[doc(alias = "MPI_T_pvar_write")]
     pub fn write(&self, value: T) -> Result<()> {
         self.expect_count(1)?;

@@ -3,7 +3,7 @@
 
 mod common;
 use common::turn;
-use mpit_safe::{Bind, Datatype, Error, NoObject, Scope, Value};
+use mpit_safe::{Bind, Datatype, Error, ErrorClass, NoObject, Scope, Value};
 
 /// MPI-4.1 §16.3.6: every unbound control variable can be given a handle and read; the count
 /// the allocation returns sizes the read. Reading through a dynamic handle decodes every
@@ -177,7 +177,16 @@ fn writes_follow_the_scope() {
                 }
                 ok += 1;
             }
-            Err(Error::CvarSetNotNow { .. } | Error::CvarSetNever { .. }) => refused += 1,
+            Err(
+                Error::Mpi {
+                    class: ErrorClass::CvarSetNotNow,
+                    ..
+                }
+                | Error::Mpi {
+                    class: ErrorClass::CvarSetNever,
+                    ..
+                },
+            ) => refused += 1,
             Err(e) => other.push(format!("{} ({}): {e:?}", v.name, v.scope)),
         }
     }

@@ -459,14 +459,14 @@ fn number_of(v: &Value) -> Result<Number> {
     } else if let Some(u) = v.as_u64() {
         return Ok(Number::Unsigned(u));
     }
-    Err(Error::InvalidValue(format!(
+    Err(Error::invalid_value(format!(
         "{v} ({}) is not a non-negative number",
         v.datatype()
     )))
 }
 
 fn lane_mismatch(v: &Value) -> Error {
-    Error::InvalidValue(format!(
+    Error::invalid_value(format!(
         "{v} ({}) mixes integer and floating-point reads of one variable",
         v.datatype()
     ))
@@ -552,7 +552,7 @@ impl Tracker {
             }
             Tracker::Sampled(stats) => {
                 let x = v.to_f64_lossy().ok_or_else(|| {
-                    Error::InvalidValue(format!("{v} ({}) is not numeric", v.datatype()))
+                    Error::invalid_value(format!("{v} ({}) is not numeric", v.datatype()))
                 })?;
                 stats.observe(x);
                 Ok(Observation::Sample(x))
