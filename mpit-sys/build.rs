@@ -5,6 +5,9 @@
 //! 2. Reads the installed `mpi.h` for the MPI_T constants by compiling and running a small C
 //!    program (constants are enum items or macros whose names and values differ between
 //!    implementations, so they must come from the header, not from bindgen's mangled names).
+//!    Which constants: the rows of `mpit_core::constants::FAMILIES`, the one table of each
+//!    family; the values land in named constants and, per family, in `tables::<FAMILY>` in
+//!    the table's order.
 //! 3. Probes which optional parts of MPI_T the header declares (MPI-4 events, newer error
 //!    classes, `MPI_T_BIND_MPI_SESSION`) and sets cfgs for them.
 //! 4. Compiles a C shim holding the handles that are casts or link-time objects in C
@@ -16,131 +19,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Error constants of MPI-3.0 onwards: every MPI_T header has them.
-const ERRORS: &[&str] = &[
-    "MPI_T_ERR_MEMORY",
-    "MPI_T_ERR_NOT_INITIALIZED",
-    "MPI_T_ERR_CANNOT_INIT",
-    "MPI_T_ERR_INVALID_INDEX",
-    "MPI_T_ERR_INVALID_ITEM",
-    "MPI_T_ERR_INVALID_HANDLE",
-    "MPI_T_ERR_OUT_OF_HANDLES",
-    "MPI_T_ERR_OUT_OF_SESSIONS",
-    "MPI_T_ERR_INVALID_SESSION",
-    "MPI_T_ERR_CVAR_SET_NOT_NOW",
-    "MPI_T_ERR_CVAR_SET_NEVER",
-    "MPI_T_ERR_PVAR_NO_STARTSTOP",
-    "MPI_T_ERR_PVAR_NO_WRITE",
-    "MPI_T_ERR_PVAR_NO_ATOMIC",
-    "MPI_T_ERR_INVALID_NAME",
-];
-
-/// Error classes added after MPI-3.0 (`INVALID` in 3.1, the others in 4.0/4.1): macros, so an
-/// `#ifdef` tells whether the header has them.
-const OPTIONAL_ERRORS: &[&str] = &[
-    "MPI_T_ERR_INVALID",
-    "MPI_T_ERR_NOT_ACCESSIBLE",
-    "MPI_T_ERR_NOT_SUPPORTED",
-];
-
-const VERBOSITY: &[&str] = &[
-    "MPI_T_VERBOSITY_USER_BASIC",
-    "MPI_T_VERBOSITY_USER_DETAIL",
-    "MPI_T_VERBOSITY_USER_ALL",
-    "MPI_T_VERBOSITY_TUNER_BASIC",
-    "MPI_T_VERBOSITY_TUNER_DETAIL",
-    "MPI_T_VERBOSITY_TUNER_ALL",
-    "MPI_T_VERBOSITY_MPIDEV_BASIC",
-    "MPI_T_VERBOSITY_MPIDEV_DETAIL",
-    "MPI_T_VERBOSITY_MPIDEV_ALL",
-];
-
-const BIND: &[&str] = &[
-    "MPI_T_BIND_NO_OBJECT",
-    "MPI_T_BIND_MPI_COMM",
-    "MPI_T_BIND_MPI_DATATYPE",
-    "MPI_T_BIND_MPI_ERRHANDLER",
-    "MPI_T_BIND_MPI_FILE",
-    "MPI_T_BIND_MPI_GROUP",
-    "MPI_T_BIND_MPI_OP",
-    "MPI_T_BIND_MPI_REQUEST",
-    "MPI_T_BIND_MPI_WIN",
-    "MPI_T_BIND_MPI_MESSAGE",
-    "MPI_T_BIND_MPI_INFO",
-];
-
-const SCOPE: &[&str] = &[
-    "MPI_T_SCOPE_CONSTANT",
-    "MPI_T_SCOPE_READONLY",
-    "MPI_T_SCOPE_LOCAL",
-    "MPI_T_SCOPE_GROUP",
-    "MPI_T_SCOPE_GROUP_EQ",
-    "MPI_T_SCOPE_ALL",
-    "MPI_T_SCOPE_ALL_EQ",
-];
-
-const PVAR_CLASS: &[&str] = &[
-    "MPI_T_PVAR_CLASS_STATE",
-    "MPI_T_PVAR_CLASS_LEVEL",
-    "MPI_T_PVAR_CLASS_SIZE",
-    "MPI_T_PVAR_CLASS_PERCENTAGE",
-    "MPI_T_PVAR_CLASS_HIGHWATERMARK",
-    "MPI_T_PVAR_CLASS_LOWWATERMARK",
-    "MPI_T_PVAR_CLASS_COUNTER",
-    "MPI_T_PVAR_CLASS_AGGREGATE",
-    "MPI_T_PVAR_CLASS_TIMER",
-    "MPI_T_PVAR_CLASS_GENERIC",
-];
-
-const THREAD_LEVELS: &[&str] = &[
-    "MPI_THREAD_SINGLE",
-    "MPI_THREAD_FUNNELED",
-    "MPI_THREAD_SERIALIZED",
-    "MPI_THREAD_MULTIPLE",
-];
-
-/// MPI-4 event API constants; present exactly when the event functions are declared.
-const EVENT_CONSTS: &[&str] = &[
-    "MPI_T_CB_REQUIRE_NONE",
-    "MPI_T_CB_REQUIRE_MPI_RESTRICTED",
-    "MPI_T_CB_REQUIRE_THREAD_SAFE",
-    "MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE",
-    "MPI_T_SOURCE_ORDERED",
-    "MPI_T_SOURCE_UNORDERED",
-];
-
-/// The MPI basic datatypes the shim exposes: the seven MPI_T uses for variables (MPI-4.1
-/// §16.3.5) and the other basic types an event element may have (§16.3.8).
-const DATATYPES: &[&str] = &[
-    "MPI_INT",
-    "MPI_UNSIGNED",
-    "MPI_UNSIGNED_LONG",
-    "MPI_UNSIGNED_LONG_LONG",
-    "MPI_COUNT",
-    "MPI_CHAR",
-    "MPI_DOUBLE",
-    "MPI_SHORT",
-    "MPI_LONG",
-    "MPI_LONG_LONG",
-    "MPI_SIGNED_CHAR",
-    "MPI_UNSIGNED_CHAR",
-    "MPI_UNSIGNED_SHORT",
-    "MPI_FLOAT",
-    "MPI_LONG_DOUBLE",
-    "MPI_WCHAR",
-    "MPI_C_BOOL",
-    "MPI_INT8_T",
-    "MPI_INT16_T",
-    "MPI_INT32_T",
-    "MPI_INT64_T",
-    "MPI_UINT8_T",
-    "MPI_UINT16_T",
-    "MPI_UINT32_T",
-    "MPI_UINT64_T",
-    "MPI_AINT",
-    "MPI_OFFSET",
-    "MPI_BYTE",
-];
+use mpit_core::constants::{FAMILIES, Gate, Repr};
 
 const NO_MPI: &str = "\
 mpit-sys: no MPI library was found.
@@ -165,9 +44,6 @@ fn main() {
     for cfg in [
         "mpit_events",
         "mpit_bind_session",
-        "mpit_err_invalid",
-        "mpit_err_not_accessible",
-        "mpit_err_not_supported",
         "mpich",
         "intel_mpi",
         "open_mpi",
@@ -233,9 +109,11 @@ fn main() {
         );
     // Datatypes differ in availability only for the newest ones; probe each so a missing one is
     // NULL in the shim instead of a build failure.
-    let datatypes: Vec<(&str, bool)> = DATATYPES
+    let datatypes: Vec<(&str, bool)> = FAMILIES
         .iter()
-        .map(|&dt| {
+        .filter(|f| f.repr == Repr::DatatypeHandle)
+        .flat_map(|f| f.rows.iter().map(|r| r.c_name))
+        .map(|dt| {
             let ok = compiles(
                 &format!("dt_{dt}"),
                 &format!("MPI_Datatype f(void) {{ return {dt}; }}"),
@@ -264,12 +142,52 @@ fn main() {
             let _ = writeln!(out_c, "  C({n});");
         }
     };
-    group(&mut gen_c, ERRORS);
-    group(&mut gen_c, VERBOSITY);
-    group(&mut gen_c, BIND);
-    group(&mut gen_c, SCOPE);
-    group(&mut gen_c, PVAR_CLASS);
-    group(&mut gen_c, THREAD_LEVELS);
+    // The families' tables: a row added after MPI-3.0 (`since`) is probed and may be missing;
+    // a family gated on the event API is read only from a header that has it.
+    let mut tables = String::from(
+        "// Generated by mpit-sys/build.rs from mpit_core::constants::FAMILIES and mpi.h.\n",
+    );
+    for family in FAMILIES.iter().filter(|f| f.repr == Repr::Int) {
+        let gated_out = family.gate == Gate::Events && !events;
+        let mut values = Vec::new();
+        for row in family.rows {
+            let n = row.c_name;
+            if gated_out {
+                values.push("None".to_owned());
+            } else if row.since.is_some() {
+                let present = compiles(&format!("c_{n}"), &format!("int x = {n};"));
+                let cond = if present { "#if 1" } else { "#if 0" };
+                let _ = writeln!(gen_c, "{}", optional(n, cond));
+                values.push(n.to_owned());
+            } else {
+                let _ = writeln!(gen_c, "  C({n});");
+                values.push(format!("Some({n})"));
+            }
+        }
+        let _ = writeln!(
+            tables,
+            "/// The installed values of the `{}` family, in the order of `mpit_core::{}::ALL` \
+             (`None`: not declared by this header).\n\
+             pub const {}: [Option<c_int>; {}] = [{}];",
+            family.kind,
+            family.rust_name,
+            family.table_name,
+            values.len(),
+            values.join(", ")
+        );
+    }
+    let int_families: Vec<_> = FAMILIES.iter().filter(|f| f.repr == Repr::Int).collect();
+    let _ = writeln!(
+        tables,
+        "/// Every `int` family: the name of its table here, and the table.\n\
+         pub const ALL: [(&str, &[Option<c_int>]); {}] = [{}];",
+        int_families.len(),
+        int_families
+            .iter()
+            .map(|f| format!("({:?}, &{})", f.table_name, f.table_name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     group(
         &mut gen_c,
         &[
@@ -281,22 +199,6 @@ fn main() {
             "MPI_SUBVERSION",
         ],
     );
-    if events {
-        group(&mut gen_c, EVENT_CONSTS);
-    }
-    let _ = writeln!(
-        gen_c,
-        "{}",
-        optional(
-            "MPI_T_BIND_MPI_SESSION",
-            if bind_session { "#if 1" } else { "#if 0" }
-        )
-    );
-    for n in OPTIONAL_ERRORS {
-        let cfg = format!("mpit_{}", n.trim_start_matches("MPI_T_").to_lowercase());
-        let present = format!("#ifdef {n}\n  printf(\"@cfg {cfg}\\n\");");
-        let _ = writeln!(gen_c, "{}", optional(n, &present));
-    }
     for t in [
         "int",
         "long",
@@ -400,6 +302,7 @@ fn main() {
     println!("cargo::metadata=bind_session={bind_session}");
     let mpicc = lib.mpicc.clone().unwrap_or_default();
     fs::write(out.join("consts.rs"), consts).expect("write consts.rs");
+    fs::write(out.join("tables.rs"), tables).expect("write tables.rs");
     // Let the crate's tests compile C programs with the same wrapper.
     println!("cargo:rustc-env=MPIT_SYS_MPICC={mpicc}");
     println!("cargo:rustc-env=MPIT_SYS_CFLAGS={}", includes.join(" "));

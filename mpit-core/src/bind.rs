@@ -21,31 +21,33 @@ c_enum! {
     /// assert_eq!("mpi_session".parse::<Bind>().unwrap(), Bind::Session);
     /// assert_eq!(Bind::ALL.len(), 12);
     /// ```
-    pub enum Bind ("MPI_T_BIND_", "bind") {
+    pub enum Bind ("MPI_T_BIND_", "bind",
+        /// The C type of the object to bind to (`MPI_Comm`, ...); empty for `NoObject`.
+        object_c_type) {
         /// Applies globally to the MPI process; no object is needed.
-        NoObject = "MPI_T_BIND_NO_OBJECT",
+        NoObject = "MPI_T_BIND_NO_OBJECT" => "",
         /// MPI communicators (`MPI_Comm`).
-        Comm = "MPI_T_BIND_MPI_COMM",
+        Comm = "MPI_T_BIND_MPI_COMM" => "MPI_Comm",
         /// MPI datatypes (`MPI_Datatype`).
-        Datatype = "MPI_T_BIND_MPI_DATATYPE",
+        Datatype = "MPI_T_BIND_MPI_DATATYPE" => "MPI_Datatype",
         /// MPI error handlers (`MPI_Errhandler`).
-        Errhandler = "MPI_T_BIND_MPI_ERRHANDLER",
+        Errhandler = "MPI_T_BIND_MPI_ERRHANDLER" => "MPI_Errhandler",
         /// MPI file handles (`MPI_File`).
-        File = "MPI_T_BIND_MPI_FILE",
+        File = "MPI_T_BIND_MPI_FILE" => "MPI_File",
         /// MPI groups (`MPI_Group`).
-        Group = "MPI_T_BIND_MPI_GROUP",
+        Group = "MPI_T_BIND_MPI_GROUP" => "MPI_Group",
         /// MPI reduction operators (`MPI_Op`).
-        Op = "MPI_T_BIND_MPI_OP",
+        Op = "MPI_T_BIND_MPI_OP" => "MPI_Op",
         /// MPI requests (`MPI_Request`).
-        Request = "MPI_T_BIND_MPI_REQUEST",
+        Request = "MPI_T_BIND_MPI_REQUEST" => "MPI_Request",
         /// MPI windows for one-sided communication (`MPI_Win`).
-        Win = "MPI_T_BIND_MPI_WIN",
+        Win = "MPI_T_BIND_MPI_WIN" => "MPI_Win",
         /// MPI message objects (`MPI_Message`).
-        Message = "MPI_T_BIND_MPI_MESSAGE",
+        Message = "MPI_T_BIND_MPI_MESSAGE" => "MPI_Message",
         /// MPI info objects (`MPI_Info`).
-        Info = "MPI_T_BIND_MPI_INFO",
+        Info = "MPI_T_BIND_MPI_INFO" => "MPI_Info",
         /// MPI sessions (`MPI_Session`, added in MPI-4.0).
-        Session = "MPI_T_BIND_MPI_SESSION",
+        Session = "MPI_T_BIND_MPI_SESSION" => "MPI_Session" @ "MPI-4.0",
     }
 }
 
@@ -59,19 +61,9 @@ impl Bind {
     /// The C type of the object to bind to (`MPI_Comm`, ...), or `None` for
     /// [`Bind::NoObject`].
     pub const fn object_type(self) -> Option<&'static str> {
-        Some(match self {
-            Bind::NoObject => return None,
-            Bind::Comm => "MPI_Comm",
-            Bind::Datatype => "MPI_Datatype",
-            Bind::Errhandler => "MPI_Errhandler",
-            Bind::File => "MPI_File",
-            Bind::Group => "MPI_Group",
-            Bind::Op => "MPI_Op",
-            Bind::Request => "MPI_Request",
-            Bind::Win => "MPI_Win",
-            Bind::Message => "MPI_Message",
-            Bind::Info => "MPI_Info",
-            Bind::Session => "MPI_Session",
-        })
+        match self {
+            Bind::NoObject => None,
+            _ => Some(self.object_c_type()),
+        }
     }
 }

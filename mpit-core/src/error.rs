@@ -27,70 +27,46 @@ c_enum! {
     /// assert_eq!(e.raw_code(), Some(62));
     /// assert_eq!(ErrorClass::InvalidIndex.c_name(), "MPI_T_ERR_INVALID_INDEX");
     /// ```
-    pub enum ErrorClass ("MPI_T_ERR_", "MPI_T error class") {
+    pub enum ErrorClass ("MPI_T_ERR_", "MPI_T error class",
+        /// The description of the class, in the standard's words (MPI-4.1 Table 16.7).
+        description) {
         /// Out of memory.
-        Memory = "MPI_T_ERR_MEMORY",
+        Memory = "MPI_T_ERR_MEMORY" => "out of memory",
         /// Interface not initialized.
-        NotInitialized = "MPI_T_ERR_NOT_INITIALIZED",
+        NotInitialized = "MPI_T_ERR_NOT_INITIALIZED" => "interface not initialized",
         /// Interface not in the state to be initialized.
-        CannotInit = "MPI_T_ERR_CANNOT_INIT",
+        CannotInit = "MPI_T_ERR_CANNOT_INIT" => "interface not in the state to be initialized",
         /// The index is invalid or has been deleted.
-        InvalidIndex = "MPI_T_ERR_INVALID_INDEX",
+        InvalidIndex = "MPI_T_ERR_INVALID_INDEX" => "the index is invalid or has been deleted",
         /// The item index queried is out of range.
-        InvalidItem = "MPI_T_ERR_INVALID_ITEM",
+        InvalidItem = "MPI_T_ERR_INVALID_ITEM" => "the item index queried is out of range",
         /// The handle is invalid.
-        InvalidHandle = "MPI_T_ERR_INVALID_HANDLE",
+        InvalidHandle = "MPI_T_ERR_INVALID_HANDLE" => "the handle is invalid",
         /// No more handles available.
-        OutOfHandles = "MPI_T_ERR_OUT_OF_HANDLES",
+        OutOfHandles = "MPI_T_ERR_OUT_OF_HANDLES" => "no more handles available",
         /// No more sessions available.
-        OutOfSessions = "MPI_T_ERR_OUT_OF_SESSIONS",
+        OutOfSessions = "MPI_T_ERR_OUT_OF_SESSIONS" => "no more sessions available",
         /// Session argument is not a valid session.
-        InvalidSession = "MPI_T_ERR_INVALID_SESSION",
+        InvalidSession = "MPI_T_ERR_INVALID_SESSION" => "session argument is not a valid session",
         /// Variable cannot be set at this moment.
-        CvarSetNotNow = "MPI_T_ERR_CVAR_SET_NOT_NOW",
+        CvarSetNotNow = "MPI_T_ERR_CVAR_SET_NOT_NOW" => "variable cannot be set at this moment",
         /// Variable cannot be set until end of execution.
-        CvarSetNever = "MPI_T_ERR_CVAR_SET_NEVER",
+        CvarSetNever = "MPI_T_ERR_CVAR_SET_NEVER" => "variable cannot be set until end of execution",
         /// Variable cannot be started or stopped.
-        PvarNoStartStop = "MPI_T_ERR_PVAR_NO_STARTSTOP",
+        PvarNoStartStop = "MPI_T_ERR_PVAR_NO_STARTSTOP" => "variable cannot be started or stopped",
         /// Variable cannot be written or reset.
-        PvarNoWrite = "MPI_T_ERR_PVAR_NO_WRITE",
+        PvarNoWrite = "MPI_T_ERR_PVAR_NO_WRITE" => "variable cannot be written or reset",
         /// Variable cannot be read and written atomically.
-        PvarNoAtomic = "MPI_T_ERR_PVAR_NO_ATOMIC",
+        PvarNoAtomic = "MPI_T_ERR_PVAR_NO_ATOMIC" => "variable cannot be read and written atomically",
         /// Name does not match any variable, category or event type.
-        InvalidName = "MPI_T_ERR_INVALID_NAME",
+        InvalidName = "MPI_T_ERR_INVALID_NAME" => "name doesn't match",
         /// Invalid use of the interface or bad parameter value(s).
-        Invalid = "MPI_T_ERR_INVALID",
+        Invalid = "MPI_T_ERR_INVALID" => "invalid use of the interface or bad parameter value(s)" @ "MPI-3.1",
         /// Requested functionality not accessible at this time (e.g. from
         /// inside an event callback, MPI-4.1 §16.3.8.2).
-        NotAccessible = "MPI_T_ERR_NOT_ACCESSIBLE",
+        NotAccessible = "MPI_T_ERR_NOT_ACCESSIBLE" => "requested functionality not accessible" @ "MPI-4.0",
         /// Requested functionality not supported.
-        NotSupported = "MPI_T_ERR_NOT_SUPPORTED",
-    }
-}
-
-impl ErrorClass {
-    /// The description of the class, in the standard's words.
-    pub const fn description(self) -> &'static str {
-        match self {
-            ErrorClass::Memory => "out of memory",
-            ErrorClass::NotInitialized => "interface not initialized",
-            ErrorClass::CannotInit => "interface not in the state to be initialized",
-            ErrorClass::InvalidIndex => "the index is invalid or has been deleted",
-            ErrorClass::InvalidItem => "the item index queried is out of range",
-            ErrorClass::InvalidHandle => "the handle is invalid",
-            ErrorClass::OutOfHandles => "no more handles available",
-            ErrorClass::OutOfSessions => "no more sessions available",
-            ErrorClass::InvalidSession => "session argument is not a valid session",
-            ErrorClass::CvarSetNotNow => "variable cannot be set at this moment",
-            ErrorClass::CvarSetNever => "variable cannot be set until end of execution",
-            ErrorClass::PvarNoStartStop => "variable cannot be started or stopped",
-            ErrorClass::PvarNoWrite => "variable cannot be written or reset",
-            ErrorClass::PvarNoAtomic => "variable cannot be read and written atomically",
-            ErrorClass::InvalidName => "name doesn't match",
-            ErrorClass::Invalid => "invalid use of the interface or bad parameter value(s)",
-            ErrorClass::NotAccessible => "requested functionality not accessible",
-            ErrorClass::NotSupported => "requested functionality not supported",
-        }
+        NotSupported = "MPI_T_ERR_NOT_SUPPORTED" => "requested functionality not supported" @ "MPI-4.0",
     }
 }
 

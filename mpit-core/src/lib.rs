@@ -9,6 +9,7 @@
 //!
 //! | module | standard | contents |
 //! |---|---|---|
+//! | [`constants`] | §16.3 | one table per family of C constants: [`CConstant`], [`constants::FAMILIES`] |
 //! | [`verbosity`] | §16.3.1 | [`Verbosity`], [`Audience`], [`Detail`] |
 //! | [`bind`] | §16.3.2 | [`Bind`] |
 //! | [`string`] | §16.3.3 | [`fetch_string`], [`MpiString`] |
@@ -63,6 +64,7 @@
 mod macros;
 
 pub mod bind;
+pub mod constants;
 pub mod cvar;
 pub mod datatype;
 pub mod error;
@@ -77,6 +79,7 @@ pub mod thread;
 pub mod verbosity;
 
 pub use bind::Bind;
+pub use constants::CConstant;
 pub use cvar::Scope;
 pub use datatype::{CWchar, Datatype, MpiAint, MpiCount, MpiOffset, Scalar, TypeKind, Value};
 pub use error::{Error, ErrorClass, Result};

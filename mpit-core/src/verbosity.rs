@@ -9,6 +9,7 @@
 use core::fmt;
 use core::str::FromStr;
 
+use crate::constants::Row;
 use crate::error::Error;
 
 /// The intended audience of a variable (MPI-4.1 §16.3.1).
@@ -165,7 +166,7 @@ impl Verbosity {
 
     /// The name of the C constant, e.g. `MPI_T_VERBOSITY_USER_BASIC`.
     pub const fn c_name(self) -> &'static str {
-        C_NAMES[self.position()]
+        TABLE[self.position()].c_name
     }
 
     /// The C name without the `MPI_T_VERBOSITY_` prefix, e.g. `USER_BASIC`.
@@ -175,16 +176,44 @@ impl Verbosity {
     }
 }
 
-const C_NAMES: [&str; 9] = [
-    "MPI_T_VERBOSITY_USER_BASIC",
-    "MPI_T_VERBOSITY_USER_DETAIL",
-    "MPI_T_VERBOSITY_USER_ALL",
-    "MPI_T_VERBOSITY_TUNER_BASIC",
-    "MPI_T_VERBOSITY_TUNER_DETAIL",
-    "MPI_T_VERBOSITY_TUNER_ALL",
-    "MPI_T_VERBOSITY_MPIDEV_BASIC",
-    "MPI_T_VERBOSITY_MPIDEV_DETAIL",
-    "MPI_T_VERBOSITY_MPIDEV_ALL",
+/// The family's table (see [`crate::constants`]), in the standard's order.
+pub(crate) const TABLE: &[Row] = &[
+    Row {
+        c_name: "MPI_T_VERBOSITY_USER_BASIC",
+        since: None,
+    },
+    Row {
+        c_name: "MPI_T_VERBOSITY_USER_DETAIL",
+        since: None,
+    },
+    Row {
+        c_name: "MPI_T_VERBOSITY_USER_ALL",
+        since: None,
+    },
+    Row {
+        c_name: "MPI_T_VERBOSITY_TUNER_BASIC",
+        since: None,
+    },
+    Row {
+        c_name: "MPI_T_VERBOSITY_TUNER_DETAIL",
+        since: None,
+    },
+    Row {
+        c_name: "MPI_T_VERBOSITY_TUNER_ALL",
+        since: None,
+    },
+    Row {
+        c_name: "MPI_T_VERBOSITY_MPIDEV_BASIC",
+        since: None,
+    },
+    Row {
+        c_name: "MPI_T_VERBOSITY_MPIDEV_DETAIL",
+        since: None,
+    },
+    Row {
+        c_name: "MPI_T_VERBOSITY_MPIDEV_ALL",
+        since: None,
+    },
 ];
 
 impl fmt::Display for Verbosity {

@@ -107,6 +107,7 @@ pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
 pub use query::{Catalog, Listing, Refresh};
 pub use quirks::implementation;
+pub use raw::RawConstant;
 #[cfg(mpit_events)]
 pub use registration::{
     Dropped, EventInstance, EventRecord, EventStream, Freeing, INLINE_EVENT_BYTES, Registration,

@@ -47,6 +47,18 @@ pub mod consts {
 }
 pub use consts::*;
 
+/// The installed values of each family of MPI_T constants, one array per family in the order
+/// of its table in `mpit_core::constants` (`None`: the header does not declare the constant).
+///
+/// ```
+/// assert_eq!(mpit_sys::tables::BIND[1], Some(mpit_sys::MPI_T_BIND_MPI_COMM));
+/// ```
+pub mod tables {
+    use super::consts::*;
+    use core::ffi::c_int;
+    include!(concat!(env!("OUT_DIR"), "/tables.rs"));
+}
+
 /// Datatype handles and other handles that C defines as casts or link-time objects.
 mod shim {
     use super::MPI_Datatype;

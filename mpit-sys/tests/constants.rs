@@ -7,7 +7,9 @@
 #![allow(clippy::assertions_on_constants)]
 
 use std::ffi::c_int;
+use std::process::Command;
 
+use mpit_core::constants::{FAMILIES, Family, Gate, Repr};
 use mpit_sys::*;
 
 /// Asserts that every value of a named group is distinct, naming the clash.
@@ -20,124 +22,178 @@ fn assert_distinct(group: &str, items: &[(&str, c_int)]) {
     }
 }
 
-macro_rules! named {
-    ($($c:ident),* $(,)?) => { &[$((stringify!($c), $c)),*] };
+/// The `int` family named `table` in `mpit_core::constants::FAMILIES`.
+fn family(table: &str) -> &'static Family {
+    FAMILIES
+        .iter()
+        .find(|f| f.table_name == table)
+        .unwrap_or_else(|| panic!("no family {table}"))
 }
 
-/// MPI-4.1 §16.3.1: nine verbosity levels, each a distinct constant.
-#[test]
-fn verbosity_levels_are_distinct() {
-    assert_distinct(
-        "verbosity",
-        named![
-            MPI_T_VERBOSITY_USER_BASIC,
-            MPI_T_VERBOSITY_USER_DETAIL,
-            MPI_T_VERBOSITY_USER_ALL,
-            MPI_T_VERBOSITY_TUNER_BASIC,
-            MPI_T_VERBOSITY_TUNER_DETAIL,
-            MPI_T_VERBOSITY_TUNER_ALL,
-            MPI_T_VERBOSITY_MPIDEV_BASIC,
-            MPI_T_VERBOSITY_MPIDEV_DETAIL,
-            MPI_T_VERBOSITY_MPIDEV_ALL,
-        ],
+/// The declared constants of a family: C name and installed value.
+fn declared(table: &str, values: &[Option<c_int>]) -> Vec<(&'static str, c_int)> {
+    let f = family(table);
+    assert_eq!(
+        f.rows.len(),
+        values.len(),
+        "{table}: table and values differ in length"
     );
+    f.rows
+        .iter()
+        .zip(values)
+        .filter_map(|(row, v)| v.map(|v| (row.c_name, v)))
+        .collect()
 }
 
-/// MPI-4.1 §16.3.2 table of bind kinds: one distinct constant per kind of MPI object.
+/// The standard gives each constant of a family its own meaning (MPI-4.1 §16.3.1 verbosity,
+/// §16.3.2 binding, §16.3.6 scope, §16.3.7 class, §16.3.8 callback safety and source order,
+/// §16.3.10 error classes, §11.2.1 thread levels): within a family the values are distinct.
+/// Every row without a `since` is declared (MPI-3.0 had it), and a family gated on the event
+/// API is declared exactly when the header has that API.
 #[test]
-fn bind_kinds_are_distinct() {
-    let mut binds: Vec<(&str, c_int)> = named![
-        MPI_T_BIND_NO_OBJECT,
-        MPI_T_BIND_MPI_COMM,
-        MPI_T_BIND_MPI_DATATYPE,
-        MPI_T_BIND_MPI_ERRHANDLER,
-        MPI_T_BIND_MPI_FILE,
-        MPI_T_BIND_MPI_GROUP,
-        MPI_T_BIND_MPI_OP,
-        MPI_T_BIND_MPI_REQUEST,
-        MPI_T_BIND_MPI_WIN,
-        MPI_T_BIND_MPI_MESSAGE,
-        MPI_T_BIND_MPI_INFO,
-    ]
-    .to_vec();
-    if let Some(s) = MPI_T_BIND_MPI_SESSION {
-        binds.push(("MPI_T_BIND_MPI_SESSION", s));
-    }
-    assert_eq!(MPI_T_BIND_MPI_SESSION.is_some(), HAS_BIND_SESSION);
-    assert_distinct("bind", &binds);
-}
-
-/// MPI-4.1 §16.3.6 table of scopes: seven distinct scopes.
-#[test]
-fn scopes_are_distinct() {
-    assert_distinct(
-        "scope",
-        named![
-            MPI_T_SCOPE_CONSTANT,
-            MPI_T_SCOPE_READONLY,
-            MPI_T_SCOPE_LOCAL,
-            MPI_T_SCOPE_GROUP,
-            MPI_T_SCOPE_GROUP_EQ,
-            MPI_T_SCOPE_ALL,
-            MPI_T_SCOPE_ALL_EQ,
-        ],
+fn every_family_is_distinct_and_complete() {
+    assert_eq!(
+        tables::ALL.len(),
+        FAMILIES.iter().filter(|f| f.repr == Repr::Int).count()
     );
-}
-
-/// MPI-4.1 §16.3.7: ten distinct performance variable classes.
-#[test]
-fn pvar_classes_are_distinct() {
-    assert_distinct(
-        "pvar class",
-        named![
-            MPI_T_PVAR_CLASS_STATE,
-            MPI_T_PVAR_CLASS_LEVEL,
-            MPI_T_PVAR_CLASS_SIZE,
-            MPI_T_PVAR_CLASS_PERCENTAGE,
-            MPI_T_PVAR_CLASS_HIGHWATERMARK,
-            MPI_T_PVAR_CLASS_LOWWATERMARK,
-            MPI_T_PVAR_CLASS_COUNTER,
-            MPI_T_PVAR_CLASS_AGGREGATE,
-            MPI_T_PVAR_CLASS_TIMER,
-            MPI_T_PVAR_CLASS_GENERIC,
-        ],
-    );
-}
-
-/// MPI-4.1 §16.3.10: the MPI_T return codes are distinct error classes, none of them
-/// `MPI_SUCCESS`, all within `MPI_ERR_LASTCODE` (error classes are at most the last error code).
-#[test]
-fn error_classes_are_distinct_error_codes() {
-    let mut errors: Vec<(&str, c_int)> = named![
-        MPI_T_ERR_MEMORY,
-        MPI_T_ERR_NOT_INITIALIZED,
-        MPI_T_ERR_CANNOT_INIT,
-        MPI_T_ERR_INVALID_INDEX,
-        MPI_T_ERR_INVALID_ITEM,
-        MPI_T_ERR_INVALID_HANDLE,
-        MPI_T_ERR_OUT_OF_HANDLES,
-        MPI_T_ERR_OUT_OF_SESSIONS,
-        MPI_T_ERR_INVALID_SESSION,
-        MPI_T_ERR_CVAR_SET_NOT_NOW,
-        MPI_T_ERR_CVAR_SET_NEVER,
-        MPI_T_ERR_PVAR_NO_STARTSTOP,
-        MPI_T_ERR_PVAR_NO_WRITE,
-        MPI_T_ERR_PVAR_NO_ATOMIC,
-        MPI_T_ERR_INVALID_NAME,
-    ]
-    .to_vec();
-    for (name, v) in [
-        ("MPI_T_ERR_INVALID", MPI_T_ERR_INVALID),
-        ("MPI_T_ERR_NOT_ACCESSIBLE", MPI_T_ERR_NOT_ACCESSIBLE),
-        ("MPI_T_ERR_NOT_SUPPORTED", MPI_T_ERR_NOT_SUPPORTED),
-    ] {
-        if let Some(v) = v {
-            errors.push((name, v));
+    for (table, values) in tables::ALL {
+        let f = family(table);
+        assert_distinct(table, &declared(table, values));
+        for (row, v) in f.rows.iter().zip(values) {
+            let expected = match f.gate {
+                Gate::Events if !HAS_EVENTS => false,
+                _ if row.since.is_some() => continue,
+                _ => true,
+            };
+            assert_eq!(
+                v.is_some(),
+                expected,
+                "{table}: {} declared = {}",
+                row.c_name,
+                v.is_some()
+            );
         }
     }
-    errors.push(("MPI_SUCCESS", MPI_SUCCESS));
-    assert_distinct("error class", &errors);
-    for &(name, v) in &errors[..errors.len() - 1] {
+    assert_eq!(MPI_T_BIND_MPI_SESSION.is_some(), HAS_BIND_SESSION);
+}
+
+/// The generated tables hold what a C program compiled against the installed `mpi.h` sees,
+/// row by row in the order of `mpit_core`'s tables, and the header declares no constant with a
+/// family's prefix that the family's table lacks (a value added by a new standard or by the
+/// implementation shows up here first).
+#[test]
+fn tables_match_the_installed_header() {
+    let mut program = String::from("#include <mpi.h>\n#include <stdio.h>\nint main(void) {\n");
+    for (table, values) in tables::ALL {
+        for (name, _) in declared(table, values) {
+            program.push_str(&format!("  printf(\"{name} %d\\n\", (int)({name}));\n"));
+        }
+    }
+    program.push_str("  return 0;\n}\n");
+    let c_values: std::collections::HashMap<String, c_int> = run_c("tables", &program)
+        .lines()
+        .map(|l| {
+            let (n, v) = l.split_once(' ').unwrap();
+            (n.to_owned(), v.parse().unwrap())
+        })
+        .collect();
+    for (table, values) in tables::ALL {
+        for (name, v) in declared(table, values) {
+            assert_eq!(c_values.get(name), Some(&v), "{table}: {name}");
+        }
+    }
+
+    // Every identifier of the preprocessed header (enum items) and every macro it defines.
+    let names = header_identifiers();
+    let mut missing = Vec::new();
+    for f in FAMILIES {
+        let Some(prefix) = f.prefix else { continue };
+        if f.gate == Gate::Events && !HAS_EVENTS {
+            continue;
+        }
+        for n in names.iter().filter(|n| n.starts_with(prefix)) {
+            if !f.rows.iter().any(|r| r.c_name == n) && !implementation_private(n) {
+                missing.push(format!("{} ({})", n, f.rust_name));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "mpi.h declares constants the tables of mpit_core::constants lack: {missing:?}"
+    );
+}
+
+/// Names with a family's prefix that are not constants of the standard: MPICH's enum sentinels
+/// (`MPI_T_VERBOSITY_INVALID`, `MPI_T_BIND_INVALID`, ...) and its QMPI function types
+/// (`MPI_T_SOURCE_GET_INFO_T`, ...).
+fn implementation_private(name: &str) -> bool {
+    name.ends_with("_INVALID") || name.ends_with("_T")
+}
+
+/// Identifiers of `mpi.h` after preprocessing, and the names of the macros it defines.
+fn header_identifiers() -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for flags in [&["-E"][..], &["-E", "-dM"][..]] {
+        let text = compile_c("header", "#include <mpi.h>\n", flags);
+        let mut word = String::new();
+        for ch in text.chars().chain(std::iter::once(' ')) {
+            if ch.is_ascii_alphanumeric() || ch == '_' {
+                word.push(ch);
+            } else if !word.is_empty() {
+                if word.starts_with("MPI_") {
+                    out.insert(std::mem::take(&mut word));
+                }
+                word.clear();
+            }
+        }
+    }
+    out
+}
+
+/// Runs the C compiler of the build (its `mpicc`, or `cc` with the probe's flags) on `program`
+/// with `flags`, returning what it prints (for `-E`) .
+fn compile_c(name: &str, program: &str, flags: &[&str]) -> String {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let src = dir.join(format!("mpit_{name}.c"));
+    std::fs::write(&src, program).unwrap();
+    let mpicc = env!("MPIT_SYS_MPICC");
+    let mut cmd = if mpicc.is_empty() {
+        let mut c = Command::new("cc");
+        c.args(env!("MPIT_SYS_CFLAGS").split_whitespace());
+        c
+    } else {
+        Command::new(mpicc)
+    };
+    cmd.args(flags).arg(&src);
+    if !flags.contains(&"-E") {
+        cmd.arg("-o").arg(dir.join(format!("mpit_{name}")));
+        if mpicc.is_empty() {
+            cmd.args(env!("MPIT_SYS_LDFLAGS").split_whitespace());
+        }
+    }
+    let out = cmd.output().expect("run the C compiler");
+    assert!(
+        out.status.success(),
+        "compiling {name} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Compiles and runs `program`, returning its standard output.
+fn run_c(name: &str, program: &str) -> String {
+    compile_c(name, program, &[]);
+    let exe = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("mpit_{name}"));
+    let run = Command::new(&exe).output().expect("run the C program");
+    assert!(run.status.success(), "{name} failed: {}", run.status);
+    String::from_utf8(run.stdout).unwrap()
+}
+
+/// MPI-4.1 §16.3.10: the MPI_T return codes are error classes, none of them `MPI_SUCCESS`,
+/// all within `MPI_ERR_LASTCODE` (error classes are at most the last error code).
+#[test]
+fn error_classes_are_error_codes() {
+    for (name, v) in declared("ERROR_CLASS", &tables::ERROR_CLASS) {
         assert!(
             v > MPI_SUCCESS && v <= MPI_ERR_LASTCODE,
             "{name} = {v} is not an error class in (MPI_SUCCESS, MPI_ERR_LASTCODE = {MPI_ERR_LASTCODE}]"
@@ -156,25 +212,6 @@ fn thread_levels_are_monotonic() {
     assert!(MPI_THREAD_SINGLE < MPI_THREAD_FUNNELED);
     assert!(MPI_THREAD_FUNNELED < MPI_THREAD_SERIALIZED);
     assert!(MPI_THREAD_SERIALIZED < MPI_THREAD_MULTIPLE);
-}
-
-/// MPI-4.1 §16.3.8: four distinct callback safety levels and two distinct source orderings.
-#[cfg(mpit_events)]
-#[test]
-fn event_constants_are_distinct() {
-    assert_distinct(
-        "callback safety",
-        named![
-            MPI_T_CB_REQUIRE_NONE,
-            MPI_T_CB_REQUIRE_MPI_RESTRICTED,
-            MPI_T_CB_REQUIRE_THREAD_SAFE,
-            MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE,
-        ],
-    );
-    assert_distinct(
-        "source order",
-        named![MPI_T_SOURCE_ORDERED, MPI_T_SOURCE_UNORDERED],
-    );
 }
 
 /// MPI-4.1 §16.3.5: the seven datatypes MPI_T uses for variables are distinct, valid handles
