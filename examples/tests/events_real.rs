@@ -43,7 +43,7 @@ mod with_events {
 
     use mpi::topology::SimpleCommunicator;
     use mpi::traits::*;
-    use mpit_safe::core::event_model::{EventModel, Outcome};
+    use mpit_safe::mpit_core::event_model::{EventModel, Outcome};
     use mpit_safe::{
         CbSafety, Dropped, DynPvarHandle, Error, EventInstance, EventRecord, EventStream, Mpit,
         NoObject, PvarClass, Registration, Session, SourceOrder, quirks,

@@ -1,6 +1,6 @@
-//! The MPIR Process Acquisition Interface (spec `002`, "The MPIR
-//! Interfaces", 2010), typed: how a tool finds the processes of an MPI job
-//! through symbols of the starter process.
+//! The MPIR Process Acquisition Interface (J. DelSignore, "The MPIR Interfaces", MPI Forum
+//! tools working group, 2010), typed: how a tool finds the processes of an MPI job through
+//! symbols of the starter process.
 //!
 //! MPIR is "not an application programming interface (API). It is a
 //! rendezvous protocol" (§2.1): the starter (`mpiexec`, or MPI rank 0)
@@ -12,7 +12,7 @@
 //! of every loaded object, process memory, the attach model and, on x86-64,
 //! the launch model under `ptrace`. The `starter` feature adds the other
 //! side: a Rust launcher that is an MPIR starter. Section numbers in the
-//! documentation refer to the spec.
+//! documentation (and "the spec") refer to that document.
 //!
 //! | module | spec | contents |
 //! |---|---|---|

@@ -1,8 +1,8 @@
 //! Safe, zero-cost access to the MPI tool information interface (MPI_T, MPI-4.1 §16.3).
 //!
 //! Layers, in the manner of `zstd`: this crate re-exports the vocabulary of [`mpit_core`]
-//! (flat, so `mpit_safe::Verbosity` is `mpit_core::Verbosity`) and the raw layer as
-//! [`sys`].
+//! (flat, so `mpit_safe::Verbosity` is `mpit_core::Verbosity`, and as the module
+//! `mpit_safe::mpit_core` for its submodules) and the raw layer as [`sys`].
 //!
 //! * [`Mpit`]: an initialisation of MPI_T (`MPI_T_init_thread` / `MPI_T_finalize`); every other
 //!   object borrows it.
@@ -82,7 +82,7 @@
 //! };
 //! ```
 
-pub use mpit_core as core;
+pub use mpit_core;
 pub use mpit_core::*;
 pub use mpit_sys as sys;
 

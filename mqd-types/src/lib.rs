@@ -1,4 +1,6 @@
-//! The Message Queue Display interface (spec `004`, "Tools and Debugging Interfaces to MPI"):
+//! The Message Queue Display interface (the MPI Forum tools working group's draft "Tools and
+//! Debugging Interfaces to MPI, Version 1.0", and Open MPI's `msgq_interface.h`, the header
+//! real implementations install):
 //! the `repr(C)` types of `msgq_interface.h`, a loader of the MPI implementation's debug DLL,
 //! and the debugger's callback tables implemented in Rust.
 //!

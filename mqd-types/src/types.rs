@@ -1,4 +1,4 @@
-//! The types of the interface header (`msgq_interface.h`, spec `004` §6), with the C layouts of
+//! The types of the interface header (`msgq_interface.h`, §6 of "Tools and Debugging Interfaces to MPI"), with the C layouts of
 //! an LP64 target on an LP64 host (the header's `unsigned long`/`long` for addresses and words).
 //!
 //! Enumerations that the DLL or the debugger pass as `int` are `int` in the FFI signatures
