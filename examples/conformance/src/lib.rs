@@ -29,8 +29,11 @@
 //! properties run under `mpiexec`; a launcher that starts no process is reported as
 //! [`Status::LauncherRefused`], not as a crash.
 //!
+//! This crate uses `mpit-safe`'s public API, and `mpit-sys` for the raw probes that must pass
+//! arguments the safe API cannot express (invalid indices, handles, buffer lengths).
+//!
 //! ```no_run
-//! use mpit_safe::conformance::{self, Config};
+//! use mpit_conformance::{self as conformance, Config};
 //! // In `main`: children run one property and exit.
 //! conformance::child_main();
 //! let report = conformance::run(&Config::default());
@@ -60,6 +63,7 @@ mod event_props;
 mod events;
 #[cfg(mpit_events)]
 pub use events::{EventOp, RaiseAt, check_event_sequence, event_op};
+mod compat;
 mod props;
 mod raw;
 pub mod repro;
@@ -247,7 +251,7 @@ pub struct Outcome {
 /// The implementation a report is about.
 #[derive(Debug, Clone)]
 pub struct Implementation {
-    /// Vendor and version, from the library ([`crate::implementation()`]).
+    /// Vendor and version, from the library ([`mpit_safe::implementation()`]).
     pub library: mpit_core::Implementation,
     /// The first line of `MPI_Get_library_version`.
     pub library_version: String,
@@ -561,7 +565,7 @@ pub fn child_main() {
         let _ = out.flush();
     }
     // Exit without running destructors or MPI_T_finalize: the ordering crashes of
-    // finalization are a property of their own (`mpit-safe/tests/ordering.rs`), not of
+    // finalization are a property of their own (`tests/ordering.rs`), not of
     // each property. MPI_Finalize ran if the harness or the property initialised MPI (rsmpi's
     // universe dropped), so mpiexec sees a clean end.
     std::process::exit(0);
@@ -1102,10 +1106,10 @@ pub fn implementation() -> Implementation {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: callable at any time, before MPI_Init too; valid out-pointers.
     unsafe { sys::MPI_Get_version(&mut major, &mut minor) };
-    let full = crate::quirks::library_version().unwrap_or_default();
+    let full = mpit_safe::quirks::library_version().unwrap_or_default();
     let full = full.trim_end_matches('\0').to_string();
     Implementation {
-        library: crate::implementation(),
+        library: mpit_safe::implementation(),
         library_version: full.lines().next().unwrap_or("").trim().to_string(),
         key: implementation_key(&full),
         library_version_full: full,
