@@ -256,3 +256,43 @@ pub fn timeout_from_env(env: &str, default: Duration) -> Duration {
         .and_then(|s| s.parse().ok())
         .map_or(default, Duration::from_secs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, timeout: Duration) -> Run<Text, Text> {
+        run(Command::new("sh").args(["-c", script]), timeout).expect("sh")
+    }
+
+    #[test]
+    fn exits_signals_and_timeouts_are_told_apart() {
+        let r = sh(
+            "echo out; echo err >&2; printf 'no newline'",
+            Duration::from_secs(20),
+        );
+        assert!(r.ended.success(), "{}", r.ended);
+        assert_eq!(r.stdout.0, "out\nno newline\n");
+        assert_eq!(r.stderr.0, "err\n");
+
+        let r = sh("exit 3", Duration::from_secs(20));
+        assert_eq!((r.ended, r.ended.code()), (Ended::Exit(3), Some(3)));
+        assert_eq!(r.ended.to_string(), "exit code 3");
+
+        let r = sh("echo before; kill -SEGV $$", Duration::from_secs(20));
+        assert!(
+            matches!(r.ended, Ended::Signal { signal: 11, .. }),
+            "{}",
+            r.ended
+        );
+        assert!(r.ended.to_string().starts_with("SIGSEGV (signal 11)"));
+        assert_eq!(r.stdout.0, "before\n", "what was printed before the crash");
+
+        // A helper that keeps the pipes open is killed with the group.
+        let start = Instant::now();
+        let r = sh("sleep 30 & sleep 30", Duration::from_millis(300));
+        assert!(matches!(r.ended, Ended::Timeout(_)), "{}", r.ended);
+        assert_eq!(r.status, None);
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
+}
