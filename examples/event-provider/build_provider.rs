@@ -1,5 +1,20 @@
-// Builds the test event provider (included by examples/build.rs and benches/build.rs, so one
-// recipe serves both). `dir` is this directory, found from the including crate.
+// Builds the test event provider (included by examples/build.rs, examples/conformance/build.rs
+// and benches/build.rs, so one recipe serves them all). `dir` is this directory, found from the
+// including crate.
+
+/// The build script of a crate that needs `cfg(mpit_events)` and the provider: re-emits the
+/// cfg `mpit-sys` found in the installed MPI's header (`DEP_MPIT_SHIM_EVENTS`) and, where it
+/// holds, builds the provider in `dir` (relative to the including crate's manifest).
+fn events_cfg_and_provider(dir: &str) {
+    println!("cargo::rustc-check-cfg=cfg(mpit_events)");
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-env-changed=DEP_MPIT_SHIM_EVENTS");
+    if env::var("DEP_MPIT_SHIM_EVENTS").as_deref() == Ok("true") {
+        println!("cargo::rustc-cfg=mpit_events");
+        let manifest = env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
+        build_event_provider(PathBuf::from(manifest).join(dir));
+    }
+}
 
 /// Compiles the provider in `dir`; a failure is a build warning (the provider's test then fails and
 /// says so), so the tools of this crate still build.

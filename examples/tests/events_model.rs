@@ -5,7 +5,7 @@
 //! runs such sequences on three threads at once, each on its own event type (so each thread's
 //! outcomes are its own model's, whatever the interleaving) while the provider's sources,
 //! registration lists and reclamation are shared. The sequences and their check are
-//! `mpit_safe::conformance`'s (`event_op`, `check_event_sequence`), which `mpit-conform`'s
+//! `mpit_conformance`'s (`event_op`, `check_event_sequence`), which `mpit-conform`'s
 //! `events.model` property runs too.
 //! Re-runs itself with the provider preloaded; without the event API (Open MPI) it says so.
 
@@ -17,8 +17,8 @@ mod with_events {
     use std::sync::atomic::Ordering;
     use std::time::Instant;
 
+    use mpit_conformance::{check_event_sequence, event_op};
     use mpit_safe::Mpit;
-    use mpit_safe::conformance::{check_event_sequence, event_op};
     use mpit_safe::level;
     use proptest::prelude::*;
 

@@ -86,8 +86,6 @@ pub use mpit_core;
 pub use mpit_core::*;
 pub use mpit_sys as sys;
 
-#[cfg(feature = "conformance")]
-pub mod conformance;
 mod control;
 #[cfg(mpit_events)]
 mod event_query;

@@ -1,9 +1,9 @@
 //! Enumeration through the safe API on the installed MPI (run by `scripts/test` on all six
 //! implementations), after `MPI_Init`: MPICH registers its performance variables, sources and
 //! event types only there, and Open MPI adds variables and categories (what exists before it
-//! is covered by `refresh.rs` and the conformance sweeps). Nothing here assumes a particular
-//! implementation's numbers: each test states the standard's rule it checks and prints what
-//! it found.
+//! is covered by `refresh.rs` and the conformance sweeps of `mpit-conformance`). Nothing here
+//! assumes a particular implementation's numbers: each test states the standard's rule it
+//! checks and prints what it found.
 
 mod common;
 use common::turn_after_init as turn;

@@ -1,6 +1,6 @@
 //! Runs `mpit-conform --json` against the installed MPI and compares every property's status
 //! and graded findings with the expectation file checked in for this implementation
-//! (`examples/conformance/<key>.expected`), then compiles and runs the C reproducer of every
+//! (`examples/conformance/expected/<key>.expected`), then compiles and runs the C reproducer of every
 //! finding and checks that it shows the same behaviour without Rust (a crash as a crash, the
 //! same wrong error class, the same accepted input or wrong answer).
 //!
@@ -11,7 +11,7 @@
 //! details, so a change in our code or in the MPI is noticed.
 //!
 //! The key comes from the library actually loaded (`MPI_Get_library_version`, in the report;
-//! `mpit_safe::conformance::implementation_key`): `mpich`, `mpich-ev`, `mpich5`, `openmpi`,
+//! `mpit_conformance::implementation_key`): `mpich`, `mpich-ev`, `mpich5`, `openmpi`,
 //! `openmpi5`, `intel`. Properties that must find material on an implementation (the event
 //! properties on `mpich-ev`, the pvar properties where pvars exist after `MPI_Init`) fail when
 //! they skip, also when recording.
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mpit_safe::conformance::{Expect, implementation_key};
+use mpit_conformance::{Expect, implementation_key};
 use serde_json::Value as Json;
 
 /// The properties that must not skip on an implementation: what it is known to have after
@@ -262,13 +262,13 @@ fn findings_match_the_expectation_file_and_reproduce_in_c() {
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("conformance")
+        .join("expected")
         .join(format!("{key}.expected"));
     if std::env::var_os("MPIT_CONFORM_RECORD").is_some() {
         let mut text = format!(
             "# mpit-conform expectations for {key} ({lib});\n\
              # property<TAB>status<TAB>findings (kind/grade/rule-id; grades: violation, error-class, unchecked-input).\n\
-             # Re-record: MPIT_CONFORM_RECORD=1 scripts/with-mpi {key} cargo test -p mpit-examples --test conformance\n"
+             # Re-record: MPIT_CONFORM_RECORD=1 scripts/with-mpi {key} cargo test -p mpit-conformance --test conformance\n"
         );
         for (id, line) in &got {
             text.push_str(&format!("{id}\t{}\n", line_text(line)));

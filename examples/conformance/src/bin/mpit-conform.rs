@@ -1,5 +1,5 @@
 //! `mpit-conform`: property-based conformance tests of the installed MPI's MPI_T against the
-//! standard (`mpit_safe::conformance`), with a report.
+//! standard (the `mpit_conformance` library), with a report.
 //!
 //! ```text
 //! mpit-conform [--json] [--only ID]... [--cases N] [--list] [--repro-dir DIR]
@@ -9,7 +9,7 @@
 //! so a crash inside MPI is a finding that names the call. Each finding is graded
 //! (`violation`, `error-class`, `unchecked-input`), names the rule of the spec file it departs
 //! from, and comes with a standalone C reproducer written into `--repro-dir` (default
-//! `target/conform-repro/<key>/`, the key as in `examples/conformance/<key>.expected`), one
+//! `target/conform-repro/<key>/`, the key as in `examples/conformance/expected/<key>.expected`), one
 //! `.c` file per finding with its build and run line. Exit status: 0 when nothing was found,
 //! 1 when some property has a finding, 2 on a usage error.
 //!
@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mpit_safe::conformance::{self, Config, Report, Status};
+use mpit_conformance::{self as conformance, Config, Report, Status};
 use serde_json::json;
 
 /// Property-based conformance tests of the installed MPI's MPI_T against the standard.
@@ -42,7 +42,7 @@ struct Args {
     #[arg(long)]
     list: bool,
     /// Where to write the C reproducers (default: target/conform-repro/KEY/ under the
-    /// workspace, KEY as in examples/conformance/KEY.expected).
+    /// workspace, KEY as in examples/conformance/expected/KEY.expected).
     #[arg(long)]
     repro_dir: Option<PathBuf>,
 }

@@ -17,8 +17,8 @@ use mpit_core::event_model::{EventModel, Outcome};
 
 use super::rules;
 use super::{Ctx, Verdict, check_prop};
-use crate::level::Level;
-use crate::{Mpit, NoObject, Registration};
+use mpit_safe::level::Level;
+use mpit_safe::{Mpit, NoObject, Registration};
 
 unsafe extern "C" {
     fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
@@ -101,7 +101,7 @@ pub fn check_event_sequence<L: Level>(
         id: 7,
         flag: 1,
     };
-    let e = |step: usize, what: &str, err: crate::Error| format!("step {step}: {what}: {err}");
+    let e = |step: usize, what: &str, err: mpit_safe::Error| format!("step {step}: {what}: {err}");
     for (step, op) in ops.iter().enumerate() {
         match *op {
             EventOp::Alloc if regs.len() < 3 => {

@@ -23,14 +23,17 @@
 //! the reason).
 //!
 //! Isolation: [`run`] executes every property in a child process (the program re-executed
-//! with `--run-property ID`, see [`child_main`]), so a crash inside MPI is a finding naming the
+//! with `--run-property ID`, see [`child_main`], under the harness of [`child`]), so a crash inside MPI is a finding naming the
 //! call that caused it, not the end of the run. Sweeps over every variable resume after a crash
 //! and avoid the variable that crashed, so one run finds every crashing variable. Cross-process
 //! properties run under `mpiexec`; a launcher that starts no process is reported as
 //! [`Status::LauncherRefused`], not as a crash.
 //!
+//! This crate uses `mpit-safe`'s public API, and `mpit-sys` for the raw probes that must pass
+//! arguments the safe API cannot express (invalid indices, handles, buffer lengths).
+//!
 //! ```no_run
-//! use mpit_safe::conformance::{self, Config};
+//! use mpit_conformance::{self as conformance, Config};
 //! // In `main`: children run one property and exit.
 //! conformance::child_main();
 //! let report = conformance::run(&Config::default());
@@ -43,10 +46,10 @@
 //! report.write_repros(std::path::Path::new("repro")).unwrap();
 //! ```
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use proptest::strategy::{Strategy, ValueTree};
@@ -60,6 +63,8 @@ mod event_props;
 mod events;
 #[cfg(mpit_events)]
 pub use events::{EventOp, RaiseAt, check_event_sequence, event_op};
+pub mod child;
+mod compat;
 mod props;
 mod raw;
 pub mod repro;
@@ -247,7 +252,7 @@ pub struct Outcome {
 /// The implementation a report is about.
 #[derive(Debug, Clone)]
 pub struct Implementation {
-    /// Vendor and version, from the library ([`crate::implementation()`]).
+    /// Vendor and version, from the library ([`mpit_safe::implementation()`]).
     pub library: mpit_core::Implementation,
     /// The first line of `MPI_Get_library_version`.
     pub library_version: String,
@@ -561,7 +566,7 @@ pub fn child_main() {
         let _ = out.flush();
     }
     // Exit without running destructors or MPI_T_finalize: the ordering crashes of
-    // finalization are a property of their own (`mpit-safe/tests/ordering.rs`), not of
+    // finalization are a property of their own (`tests/ordering.rs`), not of
     // each property. MPI_Finalize ran if the harness or the property initialised MPI (rsmpi's
     // universe dropped), so mpiexec sees a clean end.
     std::process::exit(0);
@@ -670,10 +675,7 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>)
         .env("MPIT_CONFORM_JOB", std::process::id().to_string())
         .env(REPLAY_ENV, replay.unwrap_or(""))
         .env(CHILD_ENV, "1")
-        .current_dir(scratch_dir())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .current_dir(scratch_dir());
     let mut run = ChildRun {
         result: None,
         last_case: None,
@@ -698,72 +700,24 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>)
             }
         }
     }
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
+    let ran = match child::run::<Parsed, LastLines>(&mut cmd, cfg.timeout) {
+        Ok(r) => r,
         Err(e) => {
             run.result = Some(Verdict::Skip(format!("cannot start {:?}: {e}", cfg.exe)));
             return run;
         }
     };
-    let stdout = child.stdout.take();
-    // The last line the child wrote to stderr (an assertion, an MPI error message) is kept
-    // for the report of a crash.
-    let stderr = child.stderr.take();
-    // The last lines the child (or the launcher) wrote to stderr, without rules of dashes.
-    let err_reader = std::thread::spawn(move || {
-        let mut last: std::collections::VecDeque<String> = std::collections::VecDeque::new();
-        if let Some(s) = stderr {
-            for l in BufReader::new(s).lines().map_while(Result::ok) {
-                let t = l.trim();
-                if !t.is_empty() && !t.chars().all(|c| c == '-' || c == '=') {
-                    if last.len() == 8 {
-                        last.pop_front();
-                    }
-                    last.push_back(t.to_string());
-                }
-            }
-        }
-        last
-    });
-    // Only what the parent needs is kept (a sweep announces thousands of calls).
-    let reader = std::thread::spawn(move || {
-        let mut r = Parsed::default();
-        if let Some(s) = stdout {
-            for l in BufReader::new(s).lines() {
-                match l {
-                    Ok(l) => r.line(&l),
-                    Err(_) => break,
-                }
-            }
-        }
-        r
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() > cfg.timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(_) => break None,
-        }
-    };
-    let parsed = reader.join().unwrap_or_default();
+    // Only what the parent needs was kept (a sweep announces thousands of calls).
+    let parsed = ran.stdout;
     run.result = parsed.result;
     run.last_case = parsed.last_case;
     run.last_call = parsed.last_call;
     run.started = parsed.started;
-    run.timed_out = status.is_none();
-    run.exit = match status {
-        None => format!("killed after {} s (timeout)", cfg.timeout.as_secs()),
-        Some(s) => describe_exit(s),
-    };
-    let last_err = err_reader.join().unwrap_or_default();
-    run.crashed = status.is_none_or(|s| !s.success()) || run.result.is_none();
-    if status.is_some_and(|s| s.code().is_some()) && !last_err.is_empty() {
+    run.timed_out = matches!(ran.ended, child::Ended::Timeout(_));
+    run.exit = describe_exit(ran.ended, cfg.timeout);
+    let last_err = ran.stderr.0;
+    run.crashed = !ran.ended.success() || run.result.is_none();
+    if ran.ended.code().is_some() && !last_err.is_empty() {
         // An exit code, not a signal: what the library (or the launcher) said before exiting
         // (a launcher that started nothing: its last lines, where it says why).
         let lines = if run.started { 1 } else { last_err.len() };
@@ -785,6 +739,23 @@ fn run_child(cfg: &Config, p: &Property, avoid: &[String], replay: Option<&str>)
     run
 }
 
+/// The last lines a child (or the launcher) wrote to stderr, without rules of dashes: kept
+/// for the report of a crash (an assertion, an MPI error message).
+#[derive(Default)]
+struct LastLines(VecDeque<String>);
+
+impl child::Lines for LastLines {
+    fn line(&mut self, l: &str) {
+        let t = l.trim();
+        if !t.is_empty() && !t.chars().all(|c| c == '-' || c == '=') {
+            if self.0.len() == 8 {
+                self.0.pop_front();
+            }
+            self.0.push_back(t.to_string());
+        }
+    }
+}
+
 /// The protocol lines of a child, as they arrive.
 #[derive(Default)]
 struct Parsed {
@@ -795,7 +766,7 @@ struct Parsed {
     started: bool,
 }
 
-impl Parsed {
+impl child::Lines for Parsed {
     fn line(&mut self, l: &str) {
         if let Some(c) = l.strip_prefix(CALL) {
             let (key, text) = c.split_once('\t').unwrap_or(("", c));
@@ -830,25 +801,18 @@ impl Parsed {
     }
 }
 
-fn describe_exit(s: std::process::ExitStatus) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = s.signal() {
-            let name = match sig {
-                6 => "SIGABRT",
-                7 => "SIGBUS",
-                8 => "SIGFPE",
-                9 => "SIGKILL",
-                11 => "SIGSEGV",
-                _ => "signal",
-            };
-            return format!("{name} ({sig})");
+/// How a child ended, for the report: `SIGSEGV (11)`, `exit code 1`, `killed after 60 s
+/// (timeout)`.
+fn describe_exit(ended: child::Ended, timeout: Duration) -> String {
+    match ended {
+        child::Ended::Signal { signal, .. } => {
+            format!(
+                "{} ({signal})",
+                child::signal_name(signal).unwrap_or("signal")
+            )
         }
-    }
-    match s.code() {
-        Some(c) => format!("exit code {c}"),
-        None => "unknown exit".into(),
+        child::Ended::Exit(c) => format!("exit code {c}"),
+        child::Ended::Timeout(_) => format!("killed after {} s (timeout)", timeout.as_secs()),
     }
 }
 
@@ -1102,10 +1066,10 @@ pub fn implementation() -> Implementation {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: callable at any time, before MPI_Init too; valid out-pointers.
     unsafe { sys::MPI_Get_version(&mut major, &mut minor) };
-    let full = crate::quirks::library_version().unwrap_or_default();
+    let full = mpit_safe::quirks::library_version().unwrap_or_default();
     let full = full.trim_end_matches('\0').to_string();
     Implementation {
-        library: crate::implementation(),
+        library: mpit_safe::implementation(),
         library_version: full.lines().next().unwrap_or("").trim().to_string(),
         key: implementation_key(&full),
         library_version_full: full,
@@ -1389,6 +1353,7 @@ pub fn summary(report: &Report) -> BTreeMap<String, usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::child::Lines as _;
 
     #[test]
     fn failures_shrink_to_the_minimal_input() {

@@ -687,7 +687,7 @@ fn model_with(ctx: &Ctx, values_only: bool) -> Verdict {
         let ok = raw::object_for(v.ints[2], &mut comm).is_some()
             && !ctx.avoids(&key(Kind::Pvar, &v))
             && v.datatype.is_some();
-        if let (true, Ok(class)) = (ok, crate::raw::pvar_class(v.ints[1])) {
+        if let (true, Some(class)) = (ok, crate::compat::pvar_class(v.ints[1])) {
             let t = VarTraits {
                 class,
                 readonly: v.ints[3] != 0,

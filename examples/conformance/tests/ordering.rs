@@ -26,18 +26,19 @@
 //! never make things worse). The raw orderings run once per test process and both tests use the
 //! result ([`raw_reports`]), so the safe test compares with raw outcomes of the same run.
 //!
-//! Run: `scripts/with-mpi IMPL cargo test -p mpit-safe --test ordering -- --nocapture`.
+//! The children run under the conformance crate's harness ([`mpit_conformance::child`]): own
+//! process group, output captured line by line, killed after the timeout.
+//!
+//! Run: `scripts/with-mpi IMPL cargo test -p mpit-conformance --test ordering -- --nocapture`.
 //! `MPIT_ORDERING_TIMEOUT_SECS` overrides the per-child timeout (60 s).
 
 use std::ffi::c_int;
 use std::fmt::Write as _;
-use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::process::ExitStatus;
+use std::sync::OnceLock;
+use std::time::Duration;
 
+use mpit_conformance::child::{self, Ended, Text};
 use mpit_safe::Mpit;
 use mpit_sys::{
     IMPLEMENTATION, IMPLEMENTATION_VERSION, MPI_Finalize, MPI_Init_thread, MPI_SUCCESS,
@@ -389,10 +390,7 @@ impl Ordering {
 
 /// Prints one progress line and flushes it, so the parent sees it even if the next call crashes.
 fn say(line: &str) {
-    let mut out = std::io::stdout().lock();
-    // A lost progress line only makes the report less precise; nothing to do about it here.
-    let _ = writeln!(out, "{TAG} {line}");
-    let _ = out.flush();
+    child::say(&format!("{TAG} {line}"));
 }
 
 /// Performs the steps of the ordering `spec` names (`MODE:KEY`) and exits the process: 0 if
@@ -539,18 +537,10 @@ fn error_name(rc: c_int) -> Option<&'static str> {
 
 /// The Linux name of a signal that typically ends a crashing MPI process.
 fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        13 => "SIGPIPE",
-        15 => "SIGTERM",
-        _ => return format!("signal {signal}"),
-    };
-    format!("{name} (signal {signal})")
+    match child::signal_name(signal) {
+        Some(name) => format!("{name} (signal {signal})"),
+        None => format!("signal {signal}"),
+    }
 }
 
 /// What the parent learnt from one child.
@@ -680,88 +670,21 @@ impl Progress {
     }
 }
 
-/// Collects one pipe of the child in a thread, so a full pipe never blocks it.
-fn collect(mut pipe: impl Read + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, JoinHandle<()>) {
-    let buf = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&buf);
-    let handle = std::thread::spawn(move || {
-        let mut chunk = [0u8; 4096];
-        while let Ok(n) = pipe.read(&mut chunk) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().extend_from_slice(&chunk[..n]);
-        }
-    });
-    (buf, handle)
-}
-
-/// Kills the child's process group (the child and any helper it started, e.g. an MPI daemon).
-fn kill_group(child: &mut Child) {
-    // The child leads its own process group (`process_group(0)`), so its pid is the group id.
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
-        .stderr(Stdio::null())
-        .status();
-    let _ = child.kill();
-}
-
 fn timeout() -> Duration {
-    std::env::var("MPIT_ORDERING_TIMEOUT_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
+    child::timeout_from_env("MPIT_ORDERING_TIMEOUT_SECS", DEFAULT_TIMEOUT)
 }
 
 /// Runs one ordering in a child process in `mode` and classifies how it ended.
 fn run_ordering(mode: Mode, ordering: Ordering, timeout: Duration) -> Report {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let mut child = Command::new(exe)
-        .args([
-            "--exact",
-            mode.test_name(),
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, format!("{}:{}", mode.name(), ordering.key()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .expect("spawn the test binary as a child");
-    let (out, out_reader) = collect(child.stdout.take().unwrap());
-    let (err, err_reader) = collect(child.stderr.take().unwrap());
-
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait().expect("wait for the child") {
-            Some(status) => break Some(status),
-            None if start.elapsed() >= timeout => {
-                kill_group(&mut child);
-                let _ = child.wait();
-                break None;
-            }
-            None => std::thread::sleep(Duration::from_millis(20)),
-        }
-    };
-    // Helpers the child started may still hold its pipes: give them a moment, then end them.
-    let readers_done = |deadline: Duration| {
-        let t = Instant::now();
-        while !(out_reader.is_finished() && err_reader.is_finished()) {
-            if t.elapsed() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        true
-    };
-    if !readers_done(Duration::from_secs(5)) {
-        kill_group(&mut child);
-        readers_done(Duration::from_secs(2));
-    }
-    let text = |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().unwrap()).into_owned();
-    let (stdout, stderr) = (text(&out), text(&err));
+    let mut cmd = child::test_command(
+        mode.test_name(),
+        CHILD_ENV,
+        &format!("{}:{}", mode.name(), ordering.key()),
+    );
+    let run =
+        child::run::<Text, Text>(&mut cmd, timeout).expect("spawn the test binary as a child");
+    let (Text(stdout), Text(stderr)) = (run.stdout, run.stderr);
+    let status = run.status;
 
     let progress = Progress::parse(&stdout, mode);
     // A harness that ran no test exits with 0 without a word from the child.
@@ -773,12 +696,12 @@ fn run_ordering(mode: Mode, ordering: Ordering, timeout: Duration) -> Report {
         ordering.key(),
         mode.test_name(),
     );
-    let outcome = match status {
-        None => Outcome::Hang {
-            after: start.elapsed(),
+    let outcome = match run.ended {
+        Ended::Timeout(after) => Outcome::Hang {
+            after,
             at: progress.at(),
         },
-        Some(_) if progress.failed.is_some() => {
+        _ if progress.failed.is_some() => {
             let (step, call, rc, message) = progress.failed.clone().unwrap();
             Outcome::Error {
                 step,
@@ -787,14 +710,17 @@ fn run_ordering(mode: Mode, ordering: Ordering, timeout: Duration) -> Report {
                 message,
             }
         }
-        Some(s) if s.signal().is_some() => Outcome::Crash {
-            signal: s.signal().unwrap(),
-            core_dumped: s.core_dumped(),
+        Ended::Signal {
+            signal,
+            core_dumped,
+        } => Outcome::Crash {
+            signal,
+            core_dumped,
             at: progress.at(),
         },
-        Some(s) if s.code() == Some(0) && progress.done => Outcome::Ok,
-        Some(s) => Outcome::Exit {
-            code: s.code().unwrap_or(-1),
+        Ended::Exit(0) if progress.done => Outcome::Ok,
+        Ended::Exit(code) => Outcome::Exit {
+            code,
             at: progress.at(),
         },
     };

@@ -1314,7 +1314,7 @@ fn pvar_class_datatype(ctx: &Ctx) -> Verdict {
     for i in valid(Kind::Pvar) {
         n += 1;
         let f = raw::info(Kind::Pvar, i, StrArg::NONE, StrArg::NONE).0;
-        let Ok(class) = crate::raw::pvar_class(f.ints[1]) else {
+        let Some(class) = crate::compat::pvar_class(f.ints[1]) else {
             problems.push(Found::problem(
                 "answer",
                 Grade::Violation,

@@ -381,7 +381,7 @@ fn event_type(index: c_int) -> Result<EventType, c_int> {
         verbosity,
         datatypes: dts
             .iter()
-            .map(|&d| crate::raw::datatype(d).map_or_else(|_| "?".into(), |d| d.to_string()))
+            .map(|&d| crate::compat::datatype(d).map_or_else(|| "?".into(), |d| d.to_string()))
             .collect(),
         displacements: displs,
         enumtype: en,

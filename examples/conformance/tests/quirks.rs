@@ -5,51 +5,54 @@
 //! re-executed), because a crash must not end the test run and `MPI_Init` runs once per
 //! process.
 //!
+//! The children run under the conformance crate's harness ([`mpit_conformance::child`]): own
+//! process group, output captured, killed after [`TIMEOUT`] (a hang counts as a failure).
+//!
 //! A scenario with nothing to exercise on an implementation (a variable or event type it does
 //! not have) says so in the output; where the quirk applies, the material must be there.
 
-use std::process::{Command, Output};
+use std::time::Duration;
 
 mod common;
 use common::init_mpi;
 
+use mpit_conformance::child::{self, Text};
 use mpit_safe::quirks::{self, QUIRKS};
 use mpit_safe::{Error, Mpit, NoObject, Quirk, sys};
 
 const CHILD: &str = "MPIT_SAFE_QUIRK_CHILD";
 
+/// How long a child may take (Open MPI's `MPI_Init` takes about a second).
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a child did.
+type Output = child::Run<Text, Text>;
+
 /// Re-runs this binary's test `test` with `CHILD=scenario`.
 fn run_child(test: &str, scenario: &str) -> Output {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD, scenario)
-        .output()
-        .unwrap();
-    for l in String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .chain(String::from_utf8_lossy(&out.stderr).lines())
-    {
+    let out: Output = child::run(&mut child::test_command(test, CHILD, scenario), TIMEOUT).unwrap();
+    for l in out.stdout.0.lines().chain(out.stderr.0.lines()) {
         eprintln!("  {scenario} | {l}");
     }
     out
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+fn stdout(o: &Output) -> &str {
+    &o.stdout.0
 }
 
 /// How a raw child ended: `None` when it exited 0 and printed `raw: ok`.
 fn raw_failure(o: &Output) -> Option<String> {
-    if o.status.success() && stdout(o).contains("raw: ok") {
+    if o.ended.success() && stdout(o).contains("raw: ok") {
         None
     } else {
-        Some(o.status.to_string())
+        Some(o.ended.to_string())
     }
 }
 
 /// The child side: which scenario this process runs, if any.
 fn scenario() -> Option<String> {
-    std::env::var(CHILD).ok()
+    child::scenario(CHILD)
 }
 
 fn finalize_mpi() {
@@ -93,7 +96,7 @@ fn prove(test: &str, quirk: &Quirk, material: Option<&str>) {
             eprintln!("{}: nothing to exercise here (no {m})", quirk.id);
         }
     }
-    assert!(safe.status.success(), "safe child: {}", safe.status);
+    assert!(safe.ended.success(), "safe child: {}", safe.ended);
     let refused = safe_out.contains(&format!("refused: {}", quirk.id));
     assert_eq!(
         refused, applies,
@@ -372,21 +375,21 @@ fn mpich_event_enumtype() {
             let applies = quirks::applies(&quirks::MPICH_EVENT_ENUMTYPE);
             let raw = run_child(TEST, "raw");
             let safe = run_child(TEST, "safe");
-            assert!(safe.status.success(), "safe child: {}", safe.status);
+            assert!(safe.ended.success(), "safe child: {}", safe.ended);
             if !stdout(&safe).contains("material: event types") {
                 eprintln!(
                     "{}: {} has no event types: nothing to exercise",
                     quirks::MPICH_EVENT_ENUMTYPE.id,
                     mpit_safe::implementation()
                 );
-                assert!(raw.status.success());
+                assert!(raw.ended.success());
                 return;
             }
             assert_eq!(
                 stdout(&safe).contains(&format!("refused: {}", quirks::MPICH_EVENT_ENUMTYPE.id)),
                 applies
             );
-            assert_eq!(raw_failure(&raw).is_some(), applies, "raw: {}", raw.status);
+            assert_eq!(raw_failure(&raw).is_some(), applies, "raw: {}", raw.ended);
         }
     }
     #[cfg(not(mpit_events))]
