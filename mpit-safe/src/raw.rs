@@ -162,6 +162,3 @@ pub(crate) fn pvar_class_raw(class: PvarClass) -> c_int {
 pub(crate) fn datatype(handle: sys::MPI_Datatype) -> Result<Datatype> {
     Datatype::from_raw(handle)
 }
-pub(crate) fn class_of(code: c_int) -> Option<ErrorClass> {
-    ErrorClass::from_raw(code).ok()
-}

@@ -14,7 +14,8 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::Communicator;
 use proptest::prelude::*;
 
-use mpit_core::ErrorClass;
+use mpit_core::{Datatype, ErrorClass};
+use mpit_safe::RawConstant;
 use mpit_sys as sys;
 
 use super::props::SILENT;
@@ -381,7 +382,7 @@ fn event_type(index: c_int) -> Result<EventType, c_int> {
         verbosity,
         datatypes: dts
             .iter()
-            .map(|&d| crate::compat::datatype(d).map_or_else(|| "?".into(), |d| d.to_string()))
+            .map(|&d| Datatype::from_raw(d).map_or_else(|_| "?".into(), |d| d.to_string()))
             .collect(),
         displacements: displs,
         enumtype: en,

@@ -64,7 +64,6 @@ mod events;
 #[cfg(mpit_events)]
 pub use events::{EventOp, RaiseAt, check_event_sequence, event_op};
 pub mod child;
-mod compat;
 mod props;
 mod raw;
 pub mod repro;

@@ -5,7 +5,8 @@ use std::ffi::c_int;
 
 use proptest::prelude::*;
 
-use mpit_core::ErrorClass;
+use mpit_core::{ErrorClass, PvarClass};
+use mpit_safe::RawConstant;
 use mpit_sys as sys;
 
 use super::raw::{self, Kind, StrArg};
@@ -1314,7 +1315,7 @@ fn pvar_class_datatype(ctx: &Ctx) -> Verdict {
     for i in valid(Kind::Pvar) {
         n += 1;
         let f = raw::info(Kind::Pvar, i, StrArg::NONE, StrArg::NONE).0;
-        let Some(class) = crate::compat::pvar_class(f.ints[1]) else {
+        let Some(class) = PvarClass::from_raw(f.ints[1]).ok() else {
             problems.push(Found::problem(
                 "answer",
                 Grade::Violation,

@@ -5,10 +5,10 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
-use mpit_core::{ErrorClass, Result};
+use mpit_core::{Datatype, ErrorClass, Result};
 use mpit_sys as sys;
 
-use mpit_safe::Mpit;
+use mpit_safe::{Mpit, RawConstant};
 
 /// Initialises MPI_T for the rest of the child process (never finalised: see `child_main`).
 pub(crate) fn init() -> Result<()> {
@@ -18,7 +18,7 @@ pub(crate) fn init() -> Result<()> {
 
 /// The class of a return code (`None`: success or not an MPI_T class).
 pub(crate) fn class(rc: c_int) -> Option<ErrorClass> {
-    crate::compat::class_of(rc)
+    ErrorClass::from_raw(rc).ok()
 }
 
 /// A return code as text: `MPI_SUCCESS`, the class's C name, or the number.
@@ -134,7 +134,7 @@ pub(crate) fn info(kind: Kind, index: c_int, name: StrArg, desc: StrArg) -> (Fix
     let datatype = if kind == Kind::Category || rc != sys::MPI_SUCCESS {
         String::new()
     } else {
-        crate::compat::datatype(dt).map_or_else(|| "unknown datatype".into(), |d| d.to_string())
+        Datatype::from_raw(dt).map_or_else(|_| "unknown datatype".into(), |d| d.to_string())
     };
     let enumtype = (kind != Kind::Category && rc == sys::MPI_SUCCESS && en != sys::MPI_T_ENUM_NULL)
         .then_some(en);

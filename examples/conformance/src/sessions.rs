@@ -10,7 +10,8 @@ use mpi::topology::Communicator;
 use proptest::prelude::*;
 
 use mpit_core::pvar_model::{Op, PvarModel, VarTraits, Violation};
-use mpit_core::{Datatype, ErrorClass, Value};
+use mpit_core::{Datatype, ErrorClass, PvarClass, Value};
+use mpit_safe::RawConstant;
 use mpit_sys as sys;
 
 use super::props::{SILENT, c_index};
@@ -687,7 +688,7 @@ fn model_with(ctx: &Ctx, values_only: bool) -> Verdict {
         let ok = raw::object_for(v.ints[2], &mut comm).is_some()
             && !ctx.avoids(&key(Kind::Pvar, &v))
             && v.datatype.is_some();
-        if let (true, Some(class)) = (ok, crate::compat::pvar_class(v.ints[1])) {
+        if let (true, Some(class)) = (ok, PvarClass::from_raw(v.ints[1]).ok()) {
             let t = VarTraits {
                 class,
                 readonly: v.ints[3] != 0,
