@@ -1,0 +1,15 @@
+//! The tools of mpit-rs as a library: each binary in `src/bin/` is a thin `main` over one of
+//! these modules, and each tool's output is a pure function of a data model that derives
+//! `serde`'s traits, so that a model recorded from a real run can be replayed by the golden
+//! tests (`tests/golden.rs`, fixtures in `tests/golden/`).
+//!
+//! | module | tool | model | rendering |
+//! |---|---|---|---|
+//! | [`list`] | `mpit-list` | [`list::model::Listing`]: every cvar, pvar, category, event type, source and hole read from MPI_T, before filtering | [`list::text`], [`list::json`], through [`list::filter`] and [`list::tree`] |
+//!
+//! `serde` lives here only: the library crates stay free of it, and the models convert from
+//! their types.
+
+pub mod list;
+
+mod serde_util;
