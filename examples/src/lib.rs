@@ -11,5 +11,6 @@
 //! their types.
 
 pub mod list;
+pub mod mqd;
 
 mod serde_util;
