@@ -11,6 +11,7 @@
 //! their types.
 
 pub mod list;
+pub mod mpir;
 pub mod mqd;
 
 mod serde_util;

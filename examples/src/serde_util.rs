@@ -72,3 +72,40 @@ pub(crate) mod any_float {
         }
     }
 }
+/// An address kept as `0x` hex text, as the tools print addresses.
+pub(crate) mod hex {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{v:#x}"))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        let s = String::deserialize(d)?;
+        let digits = s
+            .strip_prefix("0x")
+            .ok_or_else(|| D::Error::custom(format!("{s:?} is not 0x hex")))?;
+        u64::from_str_radix(digits, 16).map_err(D::Error::custom)
+    }
+}
+
+/// A field that is absent (`None`), `null` (`Some(None)`) or a value (`Some(Some(v))`): with
+/// `#[serde(default, skip_serializing_if = "Option::is_none", with = "double_option")]`.
+pub(crate) mod double_option {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(crate) fn serialize<T: Serialize, S: Serializer>(
+        v: &Option<Option<T>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        // `None` is skipped by the field's `skip_serializing_if`.
+        v.as_ref().and_then(Option::as_ref).serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<T>>, D::Error> {
+        Option::<T>::deserialize(d).map(Some)
+    }
+}

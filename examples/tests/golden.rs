@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use mpit_examples::{list, mqd};
+use mpit_examples::{list, mpir, mqd};
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -148,11 +148,44 @@ fn mpit_list_renders_the_recorded_listings() {
 /// information, failed queues, an unknown rank and length).
 #[test]
 fn mqd_dump_renders_the_recorded_queues() {
+    replay_documents(
+        "mqd",
+        "dump",
+        &["openmpi", "openmpi-no-donor", "synthetic"],
+        mqd::model::Dump::json,
+        mqd::model::Dump::text,
+    );
+}
+
+/// For a tool whose `--json` document is its model: each `DIR/NAME.KIND.json` must come back
+/// byte for byte from `json`, and `text` of it must be `DIR/NAME.txt`.
+fn replay_documents<T: serde::de::DeserializeOwned>(
+    dir: &str,
+    kind: &str,
+    names: &[&str],
+    json: impl Fn(&T) -> String,
+    text: impl Fn(&T) -> String,
+) {
     let mut golden = Golden::new();
-    for name in ["openmpi", "openmpi-no-donor", "synthetic"] {
-        let dump: mqd::model::Dump =
-            round_trip(&format!("mqd/{name}.dump.json"), mqd::model::Dump::json);
-        golden.check(&format!("mqd/{name}.txt"), &dump.text());
+    for name in names {
+        let model: T = round_trip(&format!("{dir}/{name}.{kind}.json"), &json);
+        golden.check(&format!("{dir}/{name}.txt"), &text(&model));
     }
     golden.finish();
+}
+
+/// `mpir-attach`: recorded `--json` documents (its model) come back byte for byte, and their text
+/// (the summary and rank lines; for the launch model each event's lines too) is the golden text.
+/// `attach` is `--pid` on a running 3-rank Open MPI job, `launch` the launch model of one,
+/// `trace` the launch model with `--trace` of `mpir-starter --abort-after` (an aborting event
+/// with its abort string).
+#[test]
+fn mpir_attach_renders_the_recorded_jobs() {
+    replay_documents(
+        "mpir",
+        "job",
+        &["attach", "launch", "trace"],
+        mpir::model::Job::json,
+        mpir::text::render,
+    );
 }
