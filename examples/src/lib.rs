@@ -10,6 +10,7 @@
 //! `serde` lives here only: the library crates stay free of it, and the models convert from
 //! their types.
 
+pub mod counts;
 pub mod list;
 pub mod mpir;
 pub mod mqd;
