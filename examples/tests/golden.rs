@@ -122,6 +122,13 @@ fn mpit_list_renders_the_recorded_listings() {
             "btl.txt",
             &["--name", "btl", "--bind", "NO_OBJECT"],
         ),
+        ("mpich-ev", "txt", &[]),
+        ("mpich-ev", "json", &["--json"]),
+        (
+            "mpich-ev",
+            "timer.txt",
+            &["--class", "TIMER", "--descriptions"],
+        ),
     ];
     let mut golden = Golden::new();
     for &(implementation, suffix, options) in cases {
