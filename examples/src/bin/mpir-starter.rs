@@ -18,6 +18,10 @@
 //! Its own report goes to standard error, one line each, prefixed `mpir-starter:`; the children
 //! share its standard output. A tool finds its MPIR symbols in the executable's `.symtab`
 //! (e.g. `mpir-attach --trace -- mpir-starter -n 3 -- /bin/sleep 1`).
+//!
+//! Unlike the other tools, its logic stays in the binary rather than in `mpit_examples`: code
+//! that calls `mpir_types::starter` links the MPIR starter symbols (`MPIR_being_debugged`, ...)
+//! into the executable, and every other tool linking the library would then carry them too.
 
 use std::ffi::OsString;
 use std::process::ExitCode;

@@ -1,0 +1,24 @@
+//! The tools of mpit-rs as a library: each binary in `src/bin/` is a thin `main` over one of
+//! these modules, and each tool's output is a pure function of a data model that derives
+//! `serde`'s traits, so that a model recorded from a real run can be replayed by the golden
+//! tests (`tests/golden.rs`, fixtures in `tests/golden/`).
+//!
+//! | module | tool | model | rendering |
+//! |---|---|---|---|
+//! | [`list`] | `mpit-list` | [`list::model::Listing`]: every cvar, pvar, category, event type, source and hole read from MPI_T, before filtering | [`list::text`], [`list::json`], through [`list::filter`] and [`list::tree`] |
+//! | [`mqd`] | `mqd-dump` | [`mqd::model::Dump`]: each process's communicators and queues (its `--json` document) | [`mqd::text`] |
+//! | [`mpir`] | `mpir-attach` | [`mpir::model::Job`]: the process table, symbols, capabilities and launch record (its `--json` document) | [`mpir::text`] |
+//! | [`counts`] | `mpit-counts` | [`counts::Report`]: the counts before and after `MPI_Init` | [`counts::Report::table`], [`counts::Report::kv`] |
+//!
+//! `mpir-starter` keeps its logic in its binary: code calling `mpir_types::starter` links the
+//! MPIR starter symbols into the executable, which the other tools must not carry.
+//!
+//! `serde` lives here only: the library crates stay free of it, and the models convert from
+//! their types.
+
+pub mod counts;
+pub mod list;
+pub mod mpir;
+pub mod mqd;
+
+mod serde_util;

@@ -1,0 +1,198 @@
+//! Golden tests: each tool's output, rendered from a data model recorded from a real run, must
+//! be exactly the recorded output in `tests/golden/` (a changed column, header or JSON key
+//! fails here). The fixtures (`*.model.json`, and for `mqd-dump`/`mpir-attach` their `--json`
+//! documents, which are their models) were recorded as `tests/golden/README.md` says.
+//!
+//! `UPDATE_GOLDEN=1 cargo test -p mpit-examples --test golden` rewrites the golden files from
+//! the current rendering (review the diff before committing it). No MPI is needed: the
+//! renderings are pure functions of the models, so these tests give the same result on every
+//! implementation.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use mpit_examples::{list, mpir, mqd};
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// Golden files compared (or, with `UPDATE_GOLDEN=1`, written); every mismatch is reported
+/// before the test fails.
+struct Golden {
+    update: bool,
+    mismatches: Vec<String>,
+}
+
+impl Golden {
+    fn new() -> Golden {
+        Golden {
+            update: std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v != "0"),
+            mismatches: Vec::new(),
+        }
+    }
+
+    /// `actual` against the golden file `rel` (under `tests/golden/`).
+    fn check(&mut self, rel: &str, actual: &str) {
+        let path = golden_dir().join(rel);
+        if self.update {
+            let old = std::fs::read_to_string(&path).ok();
+            if old.as_deref() != Some(actual) {
+                std::fs::write(&path, actual)
+                    .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+                eprintln!("UPDATE_GOLDEN: rewrote {rel}");
+            }
+            return;
+        }
+        let expected = match std::fs::read_to_string(&path) {
+            Ok(s) => s,
+            Err(e) => {
+                self.mismatches
+                    .push(format!("{rel}: {e} (record it with UPDATE_GOLDEN=1)"));
+                return;
+            }
+        };
+        if expected != actual {
+            self.mismatches
+                .push(format!("{rel}: {}", first_difference(&expected, actual)));
+        }
+    }
+
+    fn finish(self) {
+        assert!(
+            self.mismatches.is_empty(),
+            "output differs from the golden files (UPDATE_GOLDEN=1 rewrites them; review the \
+             diff):\n{}",
+            self.mismatches.join("\n")
+        );
+    }
+}
+
+/// Where two texts first differ, by line, with both lines.
+fn first_difference(expected: &str, actual: &str) -> String {
+    let (mut e, mut a) = (expected.lines(), actual.lines());
+    for n in 1.. {
+        match (e.next(), a.next()) {
+            (Some(x), Some(y)) if x == y => continue,
+            (None, None) => break,
+            (x, y) => {
+                return format!(
+                    "line {n} differs\n  golden: {}\n  actual: {}",
+                    x.unwrap_or("<end>"),
+                    y.unwrap_or("<end>")
+                );
+            }
+        }
+    }
+    "only the final newline differs".to_owned()
+}
+
+/// A recorded model must come back as itself, written by `write` (with a final newline): the
+/// model loses nothing, and where the file is the tool's JSON output, that output is unchanged.
+fn round_trip<T: serde::de::DeserializeOwned>(rel: &str, write: impl Fn(&T) -> String) -> T {
+    let text = read(&golden_dir().join(rel));
+    let model: T = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let again = write(&model) + "\n";
+    assert!(
+        again == text,
+        "{rel} does not survive a round trip: {}",
+        first_difference(&text, &again)
+    );
+    model
+}
+
+/// `mpit-list`: each recorded listing rendered with the options of each case.
+#[test]
+fn mpit_list_renders_the_recorded_listings() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("mpich", "txt", &[]),
+        ("mpich", "json", &["--json"]),
+        ("mpich", "descriptions.txt", &["--descriptions"]),
+        ("mpich", "user_basic.txt", &["--verbosity", "USER_BASIC"]),
+        ("openmpi", "txt", &[]),
+        ("openmpi", "json", &["--json"]),
+        ("openmpi", "counter.txt", &["--class", "counter"]),
+        ("openmpi", "counter.json", &["--class", "counter", "--json"]),
+        (
+            "openmpi",
+            "btl.txt",
+            &["--name", "btl", "--bind", "NO_OBJECT"],
+        ),
+        ("mpich-ev", "txt", &[]),
+        ("mpich-ev", "json", &["--json"]),
+        (
+            "mpich-ev",
+            "timer.txt",
+            &["--class", "TIMER", "--descriptions"],
+        ),
+    ];
+    let mut golden = Golden::new();
+    for &(implementation, suffix, options) in cases {
+        let listing: list::model::Listing = round_trip(
+            &format!("list/{implementation}.model.json"),
+            |l: &list::model::Listing| serde_json::to_string_pretty(l).unwrap(),
+        );
+        let args =
+            list::Args::try_parse_from(std::iter::once("mpit-list").chain(options.iter().copied()))
+                .unwrap_or_else(|e| panic!("{options:?}: {e}"));
+        golden.check(
+            &format!("list/{implementation}.{suffix}"),
+            &args.render(&listing),
+        );
+    }
+    golden.finish();
+}
+
+/// `mqd-dump`: recorded `--json` documents (which are its model) come back byte for byte, and
+/// their text is the golden text. `openmpi` is the two ranks of `examples/mqd/mqd_target.c`
+/// (a pending receive, a pending send, four unexpected messages read from ob1),
+/// `openmpi-no-donor` rank 0 of it with `--no-donor` (an error), `synthetic` a hand-written
+/// document with the branches no live run showed (a wildcard and a matched operation, no
+/// information, failed queues, an unknown rank and length).
+#[test]
+fn mqd_dump_renders_the_recorded_queues() {
+    replay_documents(
+        "mqd",
+        "dump",
+        &["openmpi", "openmpi-no-donor", "synthetic"],
+        mqd::model::Dump::json,
+        mqd::model::Dump::text,
+    );
+}
+
+/// For a tool whose `--json` document is its model: each `DIR/NAME.KIND.json` must come back
+/// byte for byte from `json`, and `text` of it must be `DIR/NAME.txt`.
+fn replay_documents<T: serde::de::DeserializeOwned>(
+    dir: &str,
+    kind: &str,
+    names: &[&str],
+    json: impl Fn(&T) -> String,
+    text: impl Fn(&T) -> String,
+) {
+    let mut golden = Golden::new();
+    for name in names {
+        let model: T = round_trip(&format!("{dir}/{name}.{kind}.json"), &json);
+        golden.check(&format!("{dir}/{name}.txt"), &text(&model));
+    }
+    golden.finish();
+}
+
+/// `mpir-attach`: recorded `--json` documents (its model) come back byte for byte, and their text
+/// (the summary and rank lines; for the launch model each event's lines too) is the golden text.
+/// `attach` is `--pid` on a running 3-rank Open MPI job, `launch` the launch model of one,
+/// `trace` the launch model with `--trace` of `mpir-starter --abort-after` (an aborting event
+/// with its abort string).
+#[test]
+fn mpir_attach_renders_the_recorded_jobs() {
+    replay_documents(
+        "mpir",
+        "job",
+        &["attach", "launch", "trace"],
+        mpir::model::Job::json,
+        mpir::text::render,
+    );
+}
