@@ -82,15 +82,21 @@
 //! };
 //! ```
 
+#![deny(unsafe_code)]
+
 pub use mpit_core as core;
 pub use mpit_core::*;
 pub use mpit_sys as sys;
 
 #[cfg(feature = "conformance")]
+#[allow(unsafe_code)] // leaving the crate (issue 13, item 4)
 pub mod conformance;
 mod control;
 #[cfg(mpit_events)]
 mod event_query;
+/// The fence: every call into MPI and every callback from MPI, in one file to audit.
+#[allow(unsafe_code)]
+mod ffi;
 mod info_object;
 mod init;
 mod object;
