@@ -699,7 +699,7 @@ impl<'a, D: ?Sized, S: mpi::request::Scope<'a>> MpiObject for mpi::request::Requ
 // ---------------------------------------------------------------------------------------------
 // Info objects (MPI-4.1 §10).
 
-/// An owned `MPI_Info`, or `MPI_INFO_NULL`; freed on drop.
+/// An owned `MPI_Info`, or `MPI_INFO_NULL`; freed on drop (`MPI_Info_free`).
 pub(crate) struct RawInfo(sys::MPI_Info);
 
 impl std::fmt::Debug for RawInfo {
@@ -796,8 +796,8 @@ pub(crate) fn info_get_nthkey(info: &RawInfo, n: c_int, buf: &mut [c_char]) -> R
 // ---------------------------------------------------------------------------------------------
 // Control variable handles (MPI-4.1 §16.3.6).
 
-/// A control variable handle (`MPI_T_cvar_handle_alloc`), freed on drop; it borrows the
-/// initialisation it was allocated under.
+/// A control variable handle (`MPI_T_cvar_handle_alloc`), freed on drop
+/// (`MPI_T_cvar_handle_free`); it borrows the initialisation it was allocated under.
 pub(crate) struct RawCvarHandle<'m, L: Level> {
     raw: sys::MPI_T_cvar_handle,
     datatype: Datatype,
@@ -872,8 +872,8 @@ impl<L: Level> Drop for RawCvarHandle<'_, L> {
 // ---------------------------------------------------------------------------------------------
 // Performance experiment sessions and performance variable handles (MPI-4.1 §16.3.7).
 
-/// A performance experiment session (`MPI_T_pvar_session_create`), freed on drop; it borrows
-/// the initialisation it was created under.
+/// A performance experiment session (`MPI_T_pvar_session_create`), freed on drop
+/// (`MPI_T_pvar_session_free`); it borrows the initialisation it was created under.
 pub(crate) struct RawSession<'m, L: Level> {
     raw: sys::MPI_T_pvar_session,
     _init: PhantomData<&'m TInit<L>>,
@@ -925,8 +925,8 @@ all_handles! {
     pvar_reset_all => MPI_T_pvar_reset;
 }
 
-/// A performance variable handle (`MPI_T_pvar_handle_alloc`), freed on drop; it borrows its
-/// session.
+/// A performance variable handle (`MPI_T_pvar_handle_alloc`), freed on drop
+/// (`MPI_T_pvar_handle_free`); it borrows its session.
 pub(crate) struct RawPvarHandle<'s, L: Level> {
     session: sys::MPI_T_pvar_session,
     raw: sys::MPI_T_pvar_handle,

@@ -94,7 +94,7 @@ pub mod conformance;
 mod control;
 #[cfg(mpit_events)]
 mod event_query;
-/// The fence: every call into MPI and every callback from MPI, in one file to audit.
+// The fence: every call into MPI and every callback from MPI, in one file to audit.
 #[allow(unsafe_code)]
 mod ffi;
 mod info_object;

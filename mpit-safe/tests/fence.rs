@@ -68,3 +68,19 @@ fn every_module_forbids_unsafe_code() {
         "lib.rs: the fence"
     );
 }
+
+/// The auto traits the fence's handles give the public types: everything a token at
+/// `MPI_THREAD_MULTIPLE` hands out may cross threads (below it, `lib.rs`'s `compile_fail`
+/// examples show a token may not).
+#[test]
+fn multiple_is_send_and_sync() {
+    use mpit_safe::level::Multiple;
+    use mpit_safe::{CvarHandle, Mpit, PvarHandle, Session, Value};
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Mpit<Multiple>>();
+    send_sync::<Session<'static, Multiple>>();
+    send_sync::<PvarHandle<'static, u64, Multiple>>();
+    send_sync::<PvarHandle<'static, Value, Multiple>>();
+    send_sync::<CvarHandle<'static, i32, Multiple>>();
+    send_sync::<CvarHandle<'static, bool, Multiple>>();
+}
