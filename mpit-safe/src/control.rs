@@ -67,6 +67,10 @@ fn crashes_after_init(info: &CvarInfo) -> bool {
             || name.ends_with(b"_ofi_verbose"))
 }
 
+/// Whether `MPI_Init` has been called: only asked for the handles [`crashes_after_init`]
+/// marks, so out of line.
+#[cold]
+#[inline(never)]
 fn mpi_initialized() -> Result<bool> {
     Ok(ffi::initialized()? || ffi::finalized()?)
 }
@@ -144,6 +148,7 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
         &self.info
     }
 
+    #[inline]
     fn read_raw<U: Scalar>(&self, buf: &mut [U]) -> Result<()> {
         if self.hazard && mpi_initialized()? {
             return Err(Error::KnownCrash(
@@ -166,6 +171,7 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
 impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     /// Reads a variable of one element.
     #[doc(alias = "MPI_T_cvar_read")]
+    #[inline]
     pub fn read(&self) -> Result<T> {
         self.expect_count(1)?;
         let mut v = T::default();
@@ -175,6 +181,7 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
 
     /// Reads all `count` elements into `out` (its length must be the count).
     #[doc(alias = "MPI_T_cvar_read")]
+    #[inline]
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
         self.expect_count(out.len())?;
         self.read_raw(out)

@@ -138,10 +138,7 @@ pub(crate) fn get_library_version() -> Result<String> {
 #[inline]
 fn fits<T: Scalar>(buf: &[T], need: usize, datatype: Datatype) -> Result<()> {
     if T::KIND == TypeKind::Boolean && datatype != Datatype::CBool {
-        return Err(Error::TypeMismatch {
-            expected: datatype,
-            requested: T::NAME,
-        });
+        return Err(not_bool(datatype, T::NAME));
     }
     holds(buf, need)
 }
@@ -153,11 +150,25 @@ fn holds<T>(buf: &[T], need: usize) -> Result<()> {
     if got >= need {
         Ok(())
     } else {
-        Err(Error::SizeMismatch {
-            expected: need,
-            got,
-        })
+        Err(too_small(need, got))
     }
+}
+
+// The refusals, out of line: the checks above stay a compare and a branch on the hot paths.
+
+#[cold]
+#[inline(never)]
+fn not_bool(expected: Datatype, requested: &'static str) -> Error {
+    Error::TypeMismatch {
+        expected,
+        requested,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn too_small(expected: usize, got: usize) -> Error {
+    Error::SizeMismatch { expected, got }
 }
 
 /// `(buffer, length)` of one string argument (MPI-4.1 §16.3.3): NULL and 0 for a length query.
