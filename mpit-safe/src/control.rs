@@ -1,14 +1,16 @@
 //! Control variables: handles, typed and dynamic reads and writes (MPI-4.1 §16.3.6).
 
-use std::ffi::c_int;
+#![forbid(unsafe_code)]
+
 use std::marker::PhantomData;
 
 use mpit_core::{CvarInfo, Datatype, Error, MpiString, Result, Scalar, Value};
-use mpit_sys as sys;
 
-use crate::init::{Mpit, level::Level, level::Multiple};
+use crate::ffi::{self, RawCvarHandle};
+use crate::init::{Mpit, level::Level};
 use crate::object::{MpiObject, NoObject};
-use crate::raw::{self, check, non_negative};
+use crate::query::index_arg;
+use crate::raw;
 
 /// Ties a handle to its init token and element type without owning either.
 type Borrow<'a, L, T> = PhantomData<(&'a Mpit<L>, fn() -> T)>;
@@ -36,7 +38,7 @@ type Borrow<'a, L, T> = PhantomData<(&'a Mpit<L>, fn() -> T)>;
 /// ```
 #[doc(alias = "MPI_T_cvar_handle")]
 pub struct CvarHandle<'a, T, L: Level = crate::level::Single> {
-    handle: sys::MPI_T_cvar_handle,
+    handle: RawCvarHandle<'a, L>,
     count: usize,
     info: CvarInfo,
     /// Reading crashes the implementation once MPI is initialised ([`crashes_after_init`]).
@@ -65,20 +67,13 @@ fn crashes_after_init(info: &CvarInfo) -> bool {
             || name.ends_with(b"_ofi_verbose"))
 }
 
+/// Whether `MPI_Init` has been called: only asked for the handles [`crashes_after_init`]
+/// marks, so out of line.
+#[cold]
+#[inline(never)]
 fn mpi_initialized() -> Result<bool> {
-    let (mut init, mut fin) = (0, 0);
-    // SAFETY: both may be called at any time; valid out-pointers.
-    check(unsafe { sys::MPI_Initialized(&mut init) })?;
-    // SAFETY: as above.
-    check(unsafe { sys::MPI_Finalized(&mut fin) })?;
-    Ok(init != 0 || fin != 0)
+    Ok(ffi::initialized()? || ffi::finalized()?)
 }
-
-// SAFETY: at MPI_THREAD_MULTIPLE MPI_T calls may come from any thread at any time, and the
-// handle is only an opaque token of the library.
-unsafe impl<T> Send for CvarHandle<'_, T, Multiple> {}
-// SAFETY: as above; every method takes `&self` and makes one MPI_T call.
-unsafe impl<T> Sync for CvarHandle<'_, T, Multiple> {}
 
 impl<T, L: Level> std::fmt::Debug for CvarHandle<'_, T, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -99,21 +94,15 @@ impl<L: Level> Mpit<L> {
         obj: &'a (impl MpiObject + ?Sized),
         type_ok: impl FnOnce(Datatype) -> Result<()>,
     ) -> Result<CvarHandle<'a, T, L>> {
-        let info = self.cvar_info(index)?;
+        let i = index_arg(&self.init, index)?;
+        let info = self.cvar_info_at(i)?;
         type_ok(info.datatype)?;
-        let raw = obj.raw_object();
-        raw.check(info.bind)?;
-        let mut handle = sys::MPI_T_CVAR_HANDLE_NULL;
-        let mut count: c_int = 0;
-        let i = c_int::try_from(index).map_err(|_| Error::LengthOverflow)?;
-        // SAFETY: the index was just queried; `ptr` points to a handle of the kind the variable
-        // is bound to (checked above), live while `obj` is borrowed; valid out-pointers.
-        check(raw.with_ptr(|ptr| unsafe {
-            sys::MPI_T_cvar_handle_alloc(i, ptr, &mut handle, &mut count)
-        }))?;
+        // The object's kind is checked against the variable's binding there; the handles
+        // borrow `obj`, so it outlives them.
+        let (handle, count) = ffi::cvar_handle_alloc(&self.init, i, obj.raw_object())?;
         Ok(CvarHandle {
             handle,
-            count: non_negative(count)?,
+            count,
             hazard: crashes_after_init(&info),
             info,
             _borrow: PhantomData,
@@ -159,20 +148,18 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
         &self.info
     }
 
-    fn read_raw(&self, buf: *mut std::ffi::c_void) -> Result<()> {
+    #[inline]
+    fn read_raw<U: Scalar>(&self, buf: &mut [U]) -> Result<()> {
         if self.hazard && mpi_initialized()? {
             return Err(Error::KnownCrash(
                 &crate::quirks::OPEN_MPI_CLOSED_COMPONENT_CVARS,
             ));
         }
-        // SAFETY: callers pass a buffer of `count` elements of the variable's datatype.
-        check(unsafe { sys::MPI_T_cvar_read(self.handle, buf) })
+        ffi::cvar_read(&self.handle, buf)
     }
 
-    fn write_raw(&self, buf: *const std::ffi::c_void) -> Result<()> {
-        // SAFETY: callers pass a buffer of `count` elements of the variable's datatype; MPI
-        // only reads it (the C prototype lacks `const` in some implementations).
-        check(unsafe { sys::MPI_T_cvar_write(self.handle, buf.cast_mut()) })
+    fn write_raw<U: Scalar>(&self, buf: &[U]) -> Result<()> {
+        ffi::cvar_write(&self.handle, buf)
     }
 
     #[inline]
@@ -184,18 +171,20 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
 impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     /// Reads a variable of one element.
     #[doc(alias = "MPI_T_cvar_read")]
+    #[inline]
     pub fn read(&self) -> Result<T> {
         self.expect_count(1)?;
         let mut v = T::default();
-        self.read_raw((&raw mut v).cast())?;
+        self.read_raw(std::slice::from_mut(&mut v))?;
         Ok(v)
     }
 
     /// Reads all `count` elements into `out` (its length must be the count).
     #[doc(alias = "MPI_T_cvar_read")]
+    #[inline]
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
         self.expect_count(out.len())?;
-        self.read_raw(out.as_mut_ptr().cast())
+        self.read_raw(out)
     }
 
     /// Writes a variable of one element. Refusals come back as
@@ -203,14 +192,14 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     #[doc(alias = "MPI_T_cvar_write")]
     pub fn write(&self, value: T) -> Result<()> {
         self.expect_count(1)?;
-        self.write_raw((&raw const value).cast())
+        self.write_raw(&[value])
     }
 
     /// Writes all `count` elements from `values`.
     #[doc(alias = "MPI_T_cvar_write")]
     pub fn write_from(&self, values: &[T]) -> Result<()> {
         self.expect_count(values.len())?;
-        self.write_raw(values.as_ptr().cast())
+        self.write_raw(values)
     }
 }
 
@@ -263,14 +252,6 @@ impl<L: Level> CvarHandle<'_, Value, L> {
             b[..chunk.len()].copy_from_slice(chunk);
             *w = u64::from_ne_bytes(b);
         }
-        self.write_raw(words.as_ptr().cast())
-    }
-}
-
-impl<T, L: Level> Drop for CvarHandle<'_, T, L> {
-    fn drop(&mut self) {
-        // SAFETY: the handle was allocated by MPI_T_cvar_handle_alloc and is freed once; the
-        // init token outlives it (borrowed). A failure cannot be reported from drop.
-        let _ = unsafe { sys::MPI_T_cvar_handle_free(&mut self.handle) };
+        self.write_raw(&words)
     }
 }

@@ -1,14 +1,15 @@
 //! Initialisation and finalisation of the tool information interface (MPI-4.1 §16.3.4).
 
+#![forbid(unsafe_code)]
+
 use std::ffi::c_int;
-use std::marker::PhantomData;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::thread::{self, ThreadId};
 
 use mpit_core::{Error, Result, ThreadLevel};
 use mpit_sys as sys;
 
-use crate::raw::check;
+use crate::ffi::{self, TInit};
 
 /// Thread-level markers for [`Mpit`]: the level a token was initialised with decides whether it
 /// may move to or be shared with other threads.
@@ -51,7 +52,7 @@ pub mod level {
     }
 }
 
-use level::{Level, Multiple, Single};
+use level::{Level, Single};
 
 /// An initialisation of MPI_T: `MPI_T_init_thread` on creation, `MPI_T_finalize` on drop.
 ///
@@ -104,18 +105,22 @@ use level::{Level, Multiple, Single};
 /// ```
 #[doc(alias = "MPI_T_init_thread")]
 #[doc(alias = "MPI_T_finalize")]
-#[derive(Debug)]
 pub struct Mpit<L: Level = Single> {
     provided: ThreadLevel,
-    finalized: bool,
-    // Neither Send nor Sync unless `L` says so (impls below).
-    _level: PhantomData<(L, *const ())>,
+    /// `MPI_T_finalize` on drop; `Send` and `Sync` only at [`level::Multiple`].
+    pub(crate) init: TInit<L>,
+    /// Released after the finalisation (fields drop in order); `None` at
+    /// `MPI_THREAD_MULTIPLE`.
+    _confined: Option<Confinement>,
 }
 
-// SAFETY: at MPI_THREAD_MULTIPLE MPI_T may be called from any thread at any time.
-unsafe impl Send for Mpit<Multiple> {}
-// SAFETY: as above: concurrent calls are allowed at MPI_THREAD_MULTIPLE.
-unsafe impl Sync for Mpit<Multiple> {}
+impl<L: Level> std::fmt::Debug for Mpit<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mpit")
+            .field("provided", &self.provided)
+            .finish_non_exhaustive()
+    }
+}
 
 impl Mpit<Single> {
     /// `MPI_T_init_thread(MPI_THREAD_SINGLE)`.
@@ -138,24 +143,19 @@ impl<L: Level> Mpit<L> {
     /// ```
     #[doc(alias = "MPI_T_init_thread")]
     pub fn init_thread() -> Result<Mpit<L>> {
-        let mut confined = (L::LEVEL < ThreadLevel::Multiple)
+        // Below MPI_THREAD_MULTIPLE the confinement guarantees no other thread is inside MPI_T.
+        let confined = (L::LEVEL < ThreadLevel::Multiple)
             .then(Confinement::enter)
             .transpose()?;
-        let anchored = anchor(L::LEVEL)?;
-        let mut provided: c_int = 0;
-        // SAFETY: MPI_T_init_thread may be called at any time, any number of times; below
-        // MPI_THREAD_MULTIPLE the confinement guarantees no other thread is inside MPI_T.
-        check(unsafe { sys::MPI_T_init_thread(raw_level(L::LEVEL), &mut provided) })?;
-        if let Some(c) = confined.as_mut() {
-            c.keep();
-        }
+        let anchored = anchor::<L>()?;
+        let (init, provided) = ffi::t_init_thread::<L>()?;
         // MPI_T's thread level is fixed by its first initialisation (the anchor); Open MPI
         // 4.1/5.0 report MPI_THREAD_SINGLE from every nested MPI_T_init_thread whatever they
         // support, so the level is the higher of the two answers.
         let mpit = Mpit {
             provided: level_from_raw(provided).max(anchored),
-            finalized: false,
-            _level: PhantomData,
+            init,
+            _confined: confined,
         };
         if !mpit.provided.satisfies(L::LEVEL) {
             let provided = mpit.provided;
@@ -175,34 +175,19 @@ impl<L: Level> Mpit<L> {
 
     /// `MPI_T_finalize`, reporting its return code (dropping the token ignores it).
     #[doc(alias = "MPI_T_finalize")]
-    pub fn finalize(mut self) -> Result<()> {
-        self.finalized = true;
-        // SAFETY: balances this token's MPI_T_init_thread; nothing borrows the token any more.
-        let rc = check(unsafe { sys::MPI_T_finalize() });
-        self.release();
-        rc
-    }
-
-    fn release(&mut self) {
-        if L::LEVEL < ThreadLevel::Multiple {
-            Confinement::leave();
-        }
+    pub fn finalize(self) -> Result<()> {
+        // Balances this token's MPI_T_init_thread (nothing borrows the token any more), then
+        // releases the confinement.
+        let Mpit {
+            init, _confined, ..
+        } = self;
+        init.finalize()
     }
 }
 
-impl<L: Level> Drop for Mpit<L> {
-    fn drop(&mut self) {
-        if !self.finalized {
-            // SAFETY: balances this token's MPI_T_init_thread; borrows of the token have ended.
-            // A failure cannot be reported from drop: `finalize` reports it.
-            let _ = unsafe { sys::MPI_T_finalize() };
-            self.release();
-        }
-    }
-}
-
-/// The process-lifetime initialisation of MPI_T, made before the first token's.
-static ANCHOR: OnceLock<(c_int, c_int)> = OnceLock::new();
+/// The process-lifetime initialisation of MPI_T, made before the first token's: the level it
+/// provided, or its error.
+static ANCHOR: OnceLock<Result<c_int>> = OnceLock::new();
 
 /// Initialises MPI_T once for the rest of the process and never finalises it, so the count of
 /// initialisations never returns to zero. Balancing every init with a finalize is what the
@@ -215,36 +200,31 @@ static ANCHOR: OnceLock<(c_int, c_int)> = OnceLock::new();
 ///
 /// The anchor requests the first token's level; what it was provided is the process's MPI_T
 /// thread level, returned here.
-fn anchor(level: ThreadLevel) -> Result<ThreadLevel> {
-    if ANCHOR.get().is_none() && crate::quirks::applies(&crate::quirks::MPICH_MPI_T_AFTER_FINALIZE)
+fn anchor<L: Level>() -> Result<ThreadLevel> {
+    if ANCHOR.get().is_none()
+        && crate::quirks::applies(&crate::quirks::MPICH_MPI_T_AFTER_FINALIZE)
+        && ffi::finalized()?
     {
-        let mut finalized = 0;
-        // SAFETY: MPI_Finalized may be called at any time; valid out-pointer.
-        check(unsafe { sys::MPI_Finalized(&mut finalized) })?;
-        if finalized != 0 {
-            // Ordering (f) in the table: MPI_T first initialised after MPI_Finalize.
-            return Err(Error::KnownCrash(
-                &crate::quirks::MPICH_MPI_T_AFTER_FINALIZE,
-            ));
-        }
+        // Ordering (f) in the table: MPI_T first initialised after MPI_Finalize.
+        return Err(Error::KnownCrash(
+            &crate::quirks::MPICH_MPI_T_AFTER_FINALIZE,
+        ));
     }
-    let (rc, provided) = *ANCHOR.get_or_init(|| {
-        let mut provided = 0;
-        // SAFETY: as in `init_thread`; runs once per process.
-        let rc = unsafe { sys::MPI_T_init_thread(raw_level(level), &mut provided) };
-        (rc, provided)
+    // Runs once per process; never finalised.
+    let provided = ANCHOR.get_or_init(|| {
+        ffi::t_init_thread::<L>().map(|(init, provided)| {
+            init.keep_forever();
+            provided
+        })
     });
-    check(rc)?;
-    Ok(level_from_raw(provided))
+    Ok(level_from_raw(provided.clone()?))
 }
 
 /// The thread that owns MPI_T while tokens below `MPI_THREAD_MULTIPLE` live, and how many.
 static CONFINED: Mutex<Option<(ThreadId, usize)>> = Mutex::new(None);
 
-/// A claim on [`CONFINED`] for the calling thread; undone on drop unless kept.
-struct Confinement {
-    kept: bool,
-}
+/// A claim on [`CONFINED`] for the calling thread; undone on drop.
+struct Confinement;
 
 impl Confinement {
     fn lock() -> MutexGuard<'static, Option<(ThreadId, usize)>> {
@@ -265,28 +245,18 @@ impl Confinement {
             }
             None => *g = Some((me, 1)),
         }
-        Ok(Confinement { kept: false })
+        Ok(Confinement)
     }
+}
 
-    fn keep(&mut self) {
-        self.kept = true;
-    }
-
-    fn leave() {
+impl Drop for Confinement {
+    fn drop(&mut self) {
         let mut g = Confinement::lock();
         if let Some((_, n)) = &mut *g {
             *n -= 1;
             if *n == 0 {
                 *g = None;
             }
-        }
-    }
-}
-
-impl Drop for Confinement {
-    fn drop(&mut self) {
-        if !self.kept {
-            Confinement::leave();
         }
     }
 }

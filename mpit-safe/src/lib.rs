@@ -82,6 +82,8 @@
 //! };
 //! ```
 
+#![deny(unsafe_code)]
+
 pub use mpit_core;
 pub use mpit_core::*;
 pub use mpit_sys as sys;
@@ -89,6 +91,9 @@ pub use mpit_sys as sys;
 mod control;
 #[cfg(mpit_events)]
 mod event_query;
+// The fence: every call into MPI and every callback from MPI, in one file to audit.
+#[allow(unsafe_code)]
+mod ffi;
 mod info_object;
 mod init;
 mod object;

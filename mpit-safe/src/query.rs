@@ -1,17 +1,19 @@
 //! Enumeration and lookup of control variables, performance variables, categories and
 //! enumeration types (MPI-4.1 §16.3.5, §16.3.6, §16.3.7, §16.3.9).
 
-use std::ffi::{CString, c_char, c_int};
-use std::ptr;
+#![forbid(unsafe_code)]
+
+use std::ffi::{CStr, CString, c_int};
 
 use mpit_core::{
-    CategoryInfo, CvarInfo, EnumInfo, EnumItem, Error, ErrorClass, MpiString, PvarClass, PvarInfo,
-    Result, fetch_string,
+    Bind, CategoryInfo, CvarInfo, Datatype, EnumInfo, EnumItem, Error, ErrorClass, MpiString,
+    PvarClass, PvarInfo, Result, Scope, Verbosity, fetch_string,
 };
 use mpit_sys as sys;
 
+use crate::ffi::{self, Category, Cvar, Index, Kind, Pvar, RawEnum, TInit};
 use crate::init::{Mpit, level::Level};
-use crate::raw::{self, c_len, check, non_negative};
+use crate::raw::{RawConstant, non_negative};
 
 /// Everything a listing found: the entries, and the holes (indices below the count whose query
 /// failed, with the error), so one bad index never aborts a listing.
@@ -43,25 +45,24 @@ impl<T> Listing<T> {
     }
 }
 
-/// `(buffer pointer, length)` for one string argument of the convention (MPI-4.1 §16.3.3).
-fn string_arg(buf: &mut Option<&mut [u8]>) -> Result<(*mut c_char, c_int)> {
-    Ok(match buf {
-        Some(b) => (b.as_mut_ptr().cast(), c_len(b.len())?),
-        None => (ptr::null_mut(), 0),
+/// `index` after checking it against the current count of its kind (`MPI_T_*_get_num`).
+/// Checked here rather than left to MPI: MPICH 4.0.2's `MPI_T_pvar_get_info` segfaults on an
+/// out-of-range index instead of returning `MPI_T_ERR_INVALID_INDEX`.
+pub(crate) fn index_arg<K: Kind, L: Level>(init: &TInit<L>, index: usize) -> Result<Index<K>> {
+    Index::checked(init, index)?.ok_or(Error::Mpi {
+        class: ErrorClass::InvalidIndex,
+        code: sys::MPI_T_ERR_INVALID_INDEX,
     })
 }
 
-/// `index` as a C int after checking it against the current `count`. Checked here rather than
-/// left to MPI: MPICH 4.0.2's `MPI_T_pvar_get_info` segfaults on an out-of-range index instead
-/// of returning `MPI_T_ERR_INVALID_INDEX`.
-fn index_arg(index: usize, count: usize) -> Result<c_int> {
-    if index >= count {
-        return Err(Error::Mpi {
-            class: ErrorClass::InvalidIndex,
-            code: sys::MPI_T_ERR_INVALID_INDEX,
-        });
-    }
-    c_int::try_from(index).map_err(|_| Error::LengthOverflow)
+/// The name and description of something MPI_T describes, through `get(name, description)`:
+/// one `MPI_T_*_get_info` call with optional string buffers, returning both lengths.
+pub(crate) fn name_and_description(
+    mut get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<(c_int, c_int)>,
+) -> Result<(MpiString, MpiString)> {
+    let name = fetch_string(|buf| non_negative(get(buf, None)?.0))?;
+    let description = fetch_string(|buf| non_negative(get(None, buf)?.1))?;
+    Ok((name, description))
 }
 
 /// A name as the NUL-terminated string `*_get_index` takes.
@@ -71,115 +72,54 @@ fn c_name(name: &str) -> Result<CString> {
     })
 }
 
-/// Fixed-size out-parameters of `MPI_T_cvar_get_info`.
-struct CvarRaw {
-    verbosity: c_int,
-    datatype: sys::MPI_Datatype,
-    enumtype: sys::MPI_T_enum,
-    bind: c_int,
-    scope: c_int,
-}
-
-/// Fixed-size out-parameters of `MPI_T_pvar_get_info`.
-struct PvarRaw {
-    verbosity: c_int,
-    class: c_int,
-    datatype: sys::MPI_Datatype,
-    enumtype: sys::MPI_T_enum,
-    bind: c_int,
-    readonly: c_int,
-    continuous: c_int,
-    atomic: c_int,
-}
-
 impl<L: Level> Mpit<L> {
-    fn num(&self, f: unsafe extern "C" fn(*mut c_int) -> c_int) -> Result<usize> {
-        let mut n = 0;
-        // SAFETY: MPI_T is initialised while `self` lives; `n` is a valid out-pointer.
-        check(unsafe { f(&mut n) })?;
-        non_negative(n)
-    }
-
     /// The number of control variables (it may grow, e.g. after `MPI_Init`).
     #[doc(alias = "MPI_T_cvar_get_num")]
     pub fn cvar_count(&self) -> Result<usize> {
-        self.num(sys::MPI_T_cvar_get_num)
+        ffi::cvar_get_num(&self.init)
     }
 
     /// The number of performance variables (it may grow).
     #[doc(alias = "MPI_T_pvar_get_num")]
     pub fn pvar_count(&self) -> Result<usize> {
-        self.num(sys::MPI_T_pvar_get_num)
+        ffi::pvar_get_num(&self.init)
     }
 
     /// The number of categories (it may grow).
     #[doc(alias = "MPI_T_category_get_num")]
     pub fn category_count(&self) -> Result<usize> {
-        self.num(sys::MPI_T_category_get_num)
+        ffi::category_get_num(&self.init)
     }
 
     /// A stamp that changes whenever a category is added or changed: compare two stamps to
     /// know whether a refresh of a listing is needed.
     #[doc(alias = "MPI_T_category_changed")]
     pub fn category_stamp(&self) -> Result<i32> {
-        let mut stamp = 0;
-        // SAFETY: MPI_T is initialised; valid out-pointer.
-        check(unsafe { sys::MPI_T_category_changed(&mut stamp) })?;
-        Ok(stamp)
-    }
-
-    fn cvar_raw(
-        &self,
-        index: c_int,
-        name: Option<&mut [u8]>,
-        desc: Option<&mut [u8]>,
-    ) -> Result<(CvarRaw, c_int, c_int)> {
-        let (mut name, mut desc) = (name, desc);
-        let (name_ptr, mut name_len) = string_arg(&mut name)?;
-        let (desc_ptr, mut desc_len) = string_arg(&mut desc)?;
-        let mut r = CvarRaw {
-            verbosity: 0,
-            datatype: sys::MPI_DATATYPE_NULL,
-            enumtype: sys::MPI_T_ENUM_NULL,
-            bind: 0,
-            scope: 0,
-        };
-        // SAFETY: MPI_T is initialised; string buffers are valid for their lengths (or null
-        // with length 0); every other argument is a valid out-pointer.
-        check(unsafe {
-            sys::MPI_T_cvar_get_info(
-                index,
-                name_ptr,
-                &mut name_len,
-                &mut r.verbosity,
-                &mut r.datatype,
-                &mut r.enumtype,
-                desc_ptr,
-                &mut desc_len,
-                &mut r.bind,
-                &mut r.scope,
-            )
-        })?;
-        Ok((r, name_len, desc_len))
+        ffi::category_changed(&self.init)
     }
 
     /// Everything `MPI_T_cvar_get_info` says about control variable `index`, with its
     /// enumeration resolved.
     #[doc(alias = "MPI_T_cvar_get_info")]
     pub fn cvar_info(&self, index: usize) -> Result<CvarInfo> {
-        let i = index_arg(index, self.cvar_count()?)?;
-        let (r, _, _) = self.cvar_raw(i, None, None)?;
-        let name = fetch_string(|buf| non_negative(self.cvar_raw(i, buf, None)?.1))?;
-        let description = fetch_string(|buf| non_negative(self.cvar_raw(i, None, buf)?.2))?;
+        self.cvar_info_at(index_arg(&self.init, index)?)
+    }
+
+    pub(crate) fn cvar_info_at(&self, i: Index<Cvar>) -> Result<CvarInfo> {
+        let init = &self.init;
+        let r = ffi::cvar_get_info(init, i, None, None)?;
+        let (name, description) = name_and_description(|n, d| {
+            ffi::cvar_get_info(init, i, n, d).map(|q| (q.name_len, q.desc_len))
+        })?;
         Ok(CvarInfo {
-            index,
+            index: i.get(),
             name,
-            verbosity: raw::verbosity(r.verbosity)?,
-            datatype: raw::datatype(r.datatype)?,
+            verbosity: Verbosity::from_raw(r.verbosity)?,
+            datatype: Datatype::from_raw(r.datatype)?,
             enumtype: self.enum_of(r.enumtype)?,
             description,
-            bind: raw::bind(r.bind)?,
-            scope: raw::scope(r.scope)?,
+            bind: Bind::from_raw(r.bind)?,
+            scope: Scope::from_raw(r.scope)?,
         })
     }
 
@@ -188,65 +128,30 @@ impl<L: Level> Mpit<L> {
         Ok(Listing::collect(self.cvar_count()?, |i| self.cvar_info(i)))
     }
 
-    fn pvar_raw(
-        &self,
-        index: c_int,
-        name: Option<&mut [u8]>,
-        desc: Option<&mut [u8]>,
-    ) -> Result<(PvarRaw, c_int, c_int)> {
-        let (mut name, mut desc) = (name, desc);
-        let (name_ptr, mut name_len) = string_arg(&mut name)?;
-        let (desc_ptr, mut desc_len) = string_arg(&mut desc)?;
-        let mut r = PvarRaw {
-            verbosity: 0,
-            class: 0,
-            datatype: sys::MPI_DATATYPE_NULL,
-            enumtype: sys::MPI_T_ENUM_NULL,
-            bind: 0,
-            readonly: 0,
-            continuous: 0,
-            atomic: 0,
-        };
-        // SAFETY: as in `cvar_raw`.
-        check(unsafe {
-            sys::MPI_T_pvar_get_info(
-                index,
-                name_ptr,
-                &mut name_len,
-                &mut r.verbosity,
-                &mut r.class,
-                &mut r.datatype,
-                &mut r.enumtype,
-                desc_ptr,
-                &mut desc_len,
-                &mut r.bind,
-                &mut r.readonly,
-                &mut r.continuous,
-                &mut r.atomic,
-            )
-        })?;
-        Ok((r, name_len, desc_len))
-    }
-
     /// Everything `MPI_T_pvar_get_info` says about performance variable `index`.
     #[doc(alias = "MPI_T_pvar_get_info")]
     pub fn pvar_info(&self, index: usize) -> Result<PvarInfo> {
-        let i = index_arg(index, self.pvar_count()?)?;
-        let (r, _, _) = self.pvar_raw(i, None, None)?;
-        let name = fetch_string(|buf| non_negative(self.pvar_raw(i, buf, None)?.1))?;
-        let description = fetch_string(|buf| non_negative(self.pvar_raw(i, None, buf)?.2))?;
+        self.pvar_info_at(index_arg(&self.init, index)?)
+    }
+
+    pub(crate) fn pvar_info_at(&self, i: Index<Pvar>) -> Result<PvarInfo> {
+        let init = &self.init;
+        let r = ffi::pvar_get_info(init, i, None, None)?;
+        let (name, description) = name_and_description(|n, d| {
+            ffi::pvar_get_info(init, i, n, d).map(|q| (q.name_len, q.desc_len))
+        })?;
         Ok(PvarInfo {
-            index,
+            index: i.get(),
             name,
-            verbosity: raw::verbosity(r.verbosity)?,
-            class: raw::pvar_class(r.class)?,
-            datatype: raw::datatype(r.datatype)?,
+            verbosity: Verbosity::from_raw(r.verbosity)?,
+            class: PvarClass::from_raw(r.class)?,
+            datatype: Datatype::from_raw(r.datatype)?,
             enumtype: self.enum_of(r.enumtype)?,
             description,
-            bind: raw::bind(r.bind)?,
-            readonly: r.readonly != 0,
-            continuous: r.continuous != 0,
-            atomic: r.atomic != 0,
+            bind: Bind::from_raw(r.bind)?,
+            readonly: r.readonly,
+            continuous: r.continuous,
+            atomic: r.atomic,
         })
     }
 
@@ -255,42 +160,14 @@ impl<L: Level> Mpit<L> {
         Ok(Listing::collect(self.pvar_count()?, |i| self.pvar_info(i)))
     }
 
-    fn category_raw(
-        &self,
-        index: c_int,
-        name: Option<&mut [u8]>,
-        desc: Option<&mut [u8]>,
-    ) -> Result<([c_int; 3], c_int, c_int)> {
-        let (mut name, mut desc) = (name, desc);
-        let (name_ptr, mut name_len) = string_arg(&mut name)?;
-        let (desc_ptr, mut desc_len) = string_arg(&mut desc)?;
-        let mut n = [0; 3];
-        let [c, p, k] = &mut n;
-        // SAFETY: as in `cvar_raw`.
-        check(unsafe {
-            sys::MPI_T_category_get_info(
-                index,
-                name_ptr,
-                &mut name_len,
-                desc_ptr,
-                &mut desc_len,
-                c,
-                p,
-                k,
-            )
-        })?;
-        Ok((n, name_len, desc_len))
-    }
-
+    /// `len` members of a category, through one of the `MPI_T_category_get_*` entries.
     fn members(
         &self,
-        index: c_int,
         len: usize,
-        f: unsafe extern "C" fn(c_int, c_int, *mut c_int) -> c_int,
+        get: impl FnOnce(&mut [c_int]) -> Result<()>,
     ) -> Result<Vec<usize>> {
         let mut v: Vec<c_int> = vec![-1; len];
-        // SAFETY: `v` holds `len` ints and MPI writes at most `len` of them.
-        check(unsafe { f(index, c_len(len)?, v.as_mut_ptr()) })?;
+        get(&mut v)?;
         v.into_iter().map(non_negative).collect()
     }
 
@@ -298,21 +175,23 @@ impl<L: Level> Mpit<L> {
     /// variables, performance variables, subcategories and (with the event API) event types.
     #[doc(alias = "MPI_T_category_get_info")]
     pub fn category_info(&self, index: usize) -> Result<CategoryInfo> {
-        let i = index_arg(index, self.category_count()?)?;
-        let ([nc, np, nk], _, _) = self.category_raw(i, None, None)?;
-        let name = fetch_string(|buf| non_negative(self.category_raw(i, buf, None)?.1))?;
-        let description = fetch_string(|buf| non_negative(self.category_raw(i, None, buf)?.2))?;
-        let (num_cvars, num_pvars, num_categories) =
-            (non_negative(nc)?, non_negative(np)?, non_negative(nk)?);
+        let init = &self.init;
+        let i: Index<Category> = index_arg(init, index)?;
+        let r = ffi::category_get_info(init, i, None, None)?;
+        let (name, description) = name_and_description(|n, d| {
+            ffi::category_get_info(init, i, n, d).map(|q| (q.name_len, q.desc_len))
+        })?;
+        let (num_cvars, num_pvars, num_categories) = (
+            non_negative(r.num_cvars)?,
+            non_negative(r.num_pvars)?,
+            non_negative(r.num_categories)?,
+        );
         #[cfg(mpit_events)]
         let (num_events, events) = {
-            let mut ne = 0;
-            // SAFETY: MPI_T is initialised; valid out-pointer.
-            check(unsafe { sys::MPI_T_category_get_num_events(i, &mut ne) })?;
-            let ne = non_negative(ne)?;
+            let ne = non_negative(ffi::category_get_num_events(init, i)?)?;
             (
                 Some(ne),
-                self.members(i, ne, sys::MPI_T_category_get_events)?,
+                self.members(ne, |out| ffi::category_get_events(init, i, out))?,
             )
         };
         #[cfg(not(mpit_events))]
@@ -325,9 +204,11 @@ impl<L: Level> Mpit<L> {
             num_pvars,
             num_categories,
             num_events,
-            cvars: self.members(i, num_cvars, sys::MPI_T_category_get_cvars)?,
-            pvars: self.members(i, num_pvars, sys::MPI_T_category_get_pvars)?,
-            categories: self.members(i, num_categories, sys::MPI_T_category_get_categories)?,
+            cvars: self.members(num_cvars, |out| ffi::category_get_cvars(init, i, out))?,
+            pvars: self.members(num_pvars, |out| ffi::category_get_pvars(init, i, out))?,
+            categories: self.members(num_categories, |out| {
+                ffi::category_get_categories(init, i, out)
+            })?,
             events,
         })
     }
@@ -339,26 +220,21 @@ impl<L: Level> Mpit<L> {
         }))
     }
 
-    /// The enumeration behind a handle MPI_T returned (`None` for `MPI_T_ENUM_NULL`).
-    pub(crate) fn enum_of(&self, e: sys::MPI_T_enum) -> Result<Option<EnumInfo>> {
-        if e == sys::MPI_T_ENUM_NULL {
-            return Ok(None);
-        }
+    /// The enumeration behind a handle MPI_T returned (`None` for none).
+    pub(crate) fn enum_of(&self, e: Option<RawEnum<'_>>) -> Result<Option<EnumInfo>> {
+        let Some(e) = e else { return Ok(None) };
         let mut num = 0;
-        let name = fetch_string(|mut buf| {
-            let (p, mut len) = string_arg(&mut buf)?;
-            // SAFETY: `e` is an enumeration handle MPI_T returned while initialised; the buffer
-            // is valid for `len` bytes (or null with 0); the rest are valid out-pointers.
-            check(unsafe { sys::MPI_T_enum_get_info(e, &mut num, p, &mut len) })?;
+        let name = fetch_string(|buf| {
+            let (n, len) = ffi::enum_get_info(e, buf)?;
+            num = n;
             non_negative(len)
         })?;
         let mut items = Vec::with_capacity(non_negative(num)?);
         for item in 0..num {
             let mut value = 0;
-            let name = fetch_string(|mut buf| {
-                let (p, mut len) = string_arg(&mut buf)?;
-                // SAFETY: as above; `item` is below the count MPI returned.
-                check(unsafe { sys::MPI_T_enum_get_item(e, item, &mut value, p, &mut len) })?;
+            let name = fetch_string(|buf| {
+                let (v, len) = ffi::enum_get_item(e, item, buf)?;
+                value = v;
                 non_negative(len)
             })?;
             items.push(EnumItem { value, name });
@@ -369,12 +245,11 @@ impl<L: Level> Mpit<L> {
     pub(crate) fn lookup(
         &self,
         name: &str,
-        get: impl FnOnce(*const c_char, &mut c_int) -> c_int,
+        get: impl FnOnce(&CStr) -> Result<c_int>,
     ) -> Result<Option<usize>> {
         let c = c_name(name)?;
-        let mut index = -1;
-        match check(get(c.as_ptr(), &mut index)) {
-            Ok(()) => Ok(Some(non_negative(index)?)),
+        match get(&c) {
+            Ok(index) => Ok(Some(non_negative(index)?)),
             Err(Error::Mpi {
                 class: ErrorClass::InvalidName,
                 ..
@@ -389,8 +264,7 @@ impl<L: Level> Mpit<L> {
     /// so look it up once and keep it.
     #[doc(alias = "MPI_T_cvar_get_index")]
     pub fn cvar_index(&self, name: &str) -> Result<Option<usize>> {
-        // SAFETY: `n` is a NUL-terminated string alive for the call; `i` a valid out-pointer.
-        self.lookup(name, |n, i| unsafe { sys::MPI_T_cvar_get_index(n, i) })
+        self.lookup(name, |n| ffi::cvar_get_index(&self.init, n))
             .or_else(|e| {
                 self.scan(e, name, Self::cvar_count, |s, i| {
                     s.cvar_info(i).map(|v| v.name)
@@ -402,9 +276,8 @@ impl<L: Level> Mpit<L> {
     /// variable; names are unique per class).
     #[doc(alias = "MPI_T_pvar_get_index")]
     pub fn pvar_index(&self, name: &str, class: PvarClass) -> Result<Option<usize>> {
-        let c = raw::pvar_class_raw(class);
-        // SAFETY: as in `cvar_index`.
-        self.lookup(name, |n, i| unsafe { sys::MPI_T_pvar_get_index(n, c, i) })
+        let c = class.to_raw().unwrap_or(-1);
+        self.lookup(name, |n| ffi::pvar_get_index(&self.init, n, c))
             .or_else(|e| {
                 self.scan(e, name, Self::pvar_count, |s, i| {
                     let v = s.pvar_info(i)?;
@@ -420,8 +293,7 @@ impl<L: Level> Mpit<L> {
     /// The index of the category called `name` (`None`: no such category).
     #[doc(alias = "MPI_T_category_get_index")]
     pub fn category_index(&self, name: &str) -> Result<Option<usize>> {
-        // SAFETY: as in `cvar_index`.
-        self.lookup(name, |n, i| unsafe { sys::MPI_T_category_get_index(n, i) })
+        self.lookup(name, |n| ffi::category_get_index(&self.init, n))
             .or_else(|e| {
                 self.scan(e, name, Self::category_count, |s, i| {
                     s.category_info(i).map(|v| v.name)

@@ -7,7 +7,8 @@
 //! the call goes through. `mpit-safe/tests/quirks.rs` shows, for each quirk, the crash on the
 //! implementations it names and the call let through on the others.
 
-use std::ffi::{CStr, c_char};
+#![forbid(unsafe_code)]
+
 use std::sync::OnceLock;
 
 use mpit_core::{Error, Implementation, Quirk, Result, Vendor, Version, VersionRange};
@@ -32,19 +33,7 @@ pub fn implementation() -> Implementation {
 /// The string `MPI_Get_library_version` returns, if the call succeeds.
 #[doc(alias = "MPI_Get_library_version")]
 pub fn library_version() -> Option<String> {
-    // Larger than any implementation's MPI_MAX_LIBRARY_VERSION_STRING (MPICH 8192, Open MPI 256).
-    let mut buf = vec![0 as c_char; 1 << 14];
-    let mut len = 0;
-    // SAFETY: callable before MPI_Init and after MPI_Finalize; the buffer is larger than
-    // MPI_MAX_LIBRARY_VERSION_STRING and the length a valid out-pointer.
-    let rc = unsafe { sys::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
-    if rc != sys::MPI_SUCCESS {
-        return None;
-    }
-    *buf.last_mut()? = 0;
-    // SAFETY: NUL-terminated (the last byte is forced to NUL) and alive for the call.
-    let s = unsafe { CStr::from_ptr(buf.as_ptr()) };
-    Some(s.to_string_lossy().into_owned())
+    crate::ffi::get_library_version().ok()
 }
 
 /// The value of configure option `option` in the loaded library's `MPI_Get_library_version`

@@ -4,6 +4,8 @@
 //! The numbering is the implementation's (MPICH's `MPI_T_VERBOSITY_USER_BASIC` is 221, Open
 //! MPI's 0); the constants come from `mpit-sys`, read out of the installed `mpi.h`.
 
+#![forbid(unsafe_code)]
+
 use std::ffi::c_int;
 
 use mpit_core::{
@@ -128,37 +130,16 @@ pub(crate) fn expect_count(expected: usize, got: usize) -> Result<()> {
     }
 }
 
-/// Reads `count` elements of `dt` through `read` (handed an 8-byte aligned buffer) and
-/// decodes them as [`Value`]s.
+/// Reads `count` elements of `dt` through `read` (handed an 8-byte aligned buffer of at least
+/// their bytes) and decodes them as [`Value`]s.
 pub(crate) fn read_values(
     dt: Datatype,
     count: usize,
-    read: impl FnOnce(*mut std::ffi::c_void) -> Result<()>,
+    read: impl FnOnce(&mut [u64]) -> Result<()>,
 ) -> Result<Vec<Value>> {
     let len = dt.size() * count;
     let mut words = vec![0u64; len.div_ceil(8)];
-    read(words.as_mut_ptr().cast())?;
+    read(&mut words)?;
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
     Value::decode_all(dt, &bytes[..len])
-}
-
-// Short names for the conversions the query modules use.
-// TODO(issue 13 merge): call `RawConstant` directly at the call sites and remove these.
-pub(crate) fn verbosity(v: c_int) -> Result<Verbosity> {
-    Verbosity::from_raw(v)
-}
-pub(crate) fn bind(v: c_int) -> Result<Bind> {
-    Bind::from_raw(v)
-}
-pub(crate) fn scope(v: c_int) -> Result<Scope> {
-    Scope::from_raw(v)
-}
-pub(crate) fn pvar_class(v: c_int) -> Result<PvarClass> {
-    PvarClass::from_raw(v)
-}
-pub(crate) fn pvar_class_raw(class: PvarClass) -> c_int {
-    class.to_raw().unwrap_or(-1)
-}
-pub(crate) fn datatype(handle: sys::MPI_Datatype) -> Result<Datatype> {
-    Datatype::from_raw(handle)
 }

@@ -10,15 +10,16 @@
 //! reported by [`Registration::panics`].
 //!
 //! The style is rusqlite's `functions.rs`/`hooks`: boxed closure as `user_data`, `extern "C"`
-//! trampolines with `catch_unwind`, and a destructor that frees the box.
+//! trampolines with `catch_unwind`, and a destructor that frees the box; all three live in the
+//! fence (`crate::ffi`), and this module wraps each closure so that it sees an
+//! [`EventInstance`].
 
-use std::any::Any;
-use std::ffi::{c_int, c_void};
+#![forbid(unsafe_code)]
+
+use std::ffi::c_int;
 use std::marker::PhantomData;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mpit_core::{
@@ -26,14 +27,13 @@ use mpit_core::{
 };
 use mpit_sys as sys;
 
+use crate::ffi::{self, EventRef, FreeWait, RawRegistration};
 use crate::info_object::Info;
 use crate::init::{Mpit, level::Level};
 use crate::object::MpiObject;
+use crate::query::index_arg;
 use crate::quirks;
-use crate::raw::check;
-
-/// A closure called with dropped-event reports.
-type DroppedFn = dyn Fn(Dropped) + Send + Sync + 'static;
+use crate::raw::RawConstant;
 
 /// What MPI reports to a dropped-event handler (MPI-4.1 §16.3.8.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,193 +47,28 @@ pub struct Dropped {
     pub safety: CbSafety,
 }
 
-/// The block MPI holds as `user_data`: closures per level, the dropped handler, panic
-/// reports, the free flag. Kept alive by an `Arc` whose one count belongs to MPI until the
-/// free callback.
-struct Shared {
-    /// The dropped handler (null: none), loaded lock-free by its trampoline.
-    dropped: AtomicPtr<Box<DroppedFn>>,
-    /// Every closure ever installed (each level's `LevelData` box and each dropped handler),
-    /// freed with the block: a replaced or removed closure may still be running on another
-    /// thread until MPI's free callback.
-    graveyard: Mutex<Vec<Graveyard>>,
-    panics: AtomicUsize,
-    panic_messages: Mutex<Vec<String>>,
-    freed: Mutex<bool>,
-    freed_cv: Condvar,
-    elements: Vec<EventElement>,
-    /// Bytes `MPI_T_event_copy` writes: computed once, not per event.
-    extent: usize,
-    /// Set where reading this event type's data crashes the implementation.
-    data_refused: Option<&'static Quirk>,
-}
-
-enum Graveyard {
-    /// A `LevelData<F>` box, type-erased with the function that frees it.
-    Event(*mut c_void, unsafe fn(*mut c_void)),
-    Dropped(*mut Box<DroppedFn>),
-}
-
-// SAFETY: the raw pointers in the graveyard are boxes of `Send + Sync` closures, only freed in
-// `Drop for Shared`.
-unsafe impl Send for Graveyard {}
-
-/// What MPI holds as `user_data` for one callback level: the shared block first (the dropped
-/// handler's trampoline only knows it receives some level's `user_data`), then the closure,
-/// called with static dispatch by `event_trampoline::<F>`.
-#[repr(C)]
-struct LevelData<F> {
-    shared: *const Shared,
-    f: F,
-}
-
-/// Frees a `LevelData<F>` box from the graveyard.
-///
-/// # Safety
-/// `p` must come from `Box::into_raw(Box<LevelData<F>>)` and be freed once.
-unsafe fn free_level_data<F>(p: *mut c_void) {
-    // SAFETY: by the contract above.
-    drop(unsafe { Box::from_raw(p as *mut LevelData<F>) });
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        let graves = std::mem::take(self.graveyard.get_mut().unwrap_or_else(|p| p.into_inner()));
-        for g in graves {
-            // SAFETY: each pointer came from `Box::into_raw` once and is freed once, here,
-            // after MPI's free callback (or after a failed free), when no trampoline can run.
-            unsafe {
-                match g {
-                    Graveyard::Event(p, free) => free(p),
-                    Graveyard::Dropped(p) => drop(Box::from_raw(p)),
-                }
-            }
-        }
-    }
-}
-
-impl Shared {
-    fn record_panic(&self, payload: Box<dyn Any + Send>) {
-        self.panics.fetch_add(1, Ordering::Relaxed);
-        let msg = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "non-string panic payload".to_owned());
-        // try_lock: never block inside a callback context.
-        if let Ok(mut v) = self.panic_messages.try_lock() {
-            v.push(msg);
-        }
-    }
-}
-
 fn safety_from_raw(v: sys::MPI_T_cb_safety) -> CbSafety {
-    match v as c_int {
-        sys::MPI_T_CB_REQUIRE_NONE => CbSafety::None,
-        sys::MPI_T_CB_REQUIRE_MPI_RESTRICTED => CbSafety::MpiRestricted,
-        sys::MPI_T_CB_REQUIRE_THREAD_SAFE => CbSafety::ThreadSafe,
-        // Unknown values: assume the strictest, as the standard advises.
-        _ => CbSafety::AsyncSignalSafe,
-    }
+    // Unknown values: assume the strictest, as the standard advises.
+    CbSafety::from_raw(v as c_int).unwrap_or(CbSafety::STRICTEST)
 }
 
 fn safety_to_raw(s: CbSafety) -> sys::MPI_T_cb_safety {
-    (match s {
-        CbSafety::None => sys::MPI_T_CB_REQUIRE_NONE,
-        CbSafety::MpiRestricted => sys::MPI_T_CB_REQUIRE_MPI_RESTRICTED,
-        CbSafety::ThreadSafe => sys::MPI_T_CB_REQUIRE_THREAD_SAFE,
-        CbSafety::AsyncSignalSafe => sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE,
-    }) as sys::MPI_T_cb_safety
-}
-
-/// The event callback MPI calls for a closure of type `F` (one instance per closure type, so
-/// the closure is called directly, not through a vtable).
-unsafe extern "C" fn event_trampoline<F>(
-    instance: sys::MPI_T_event_instance,
-    _registration: sys::MPI_T_event_registration,
-    cb_safety: sys::MPI_T_cb_safety,
-    user_data: *mut c_void,
-) where
-    F: Fn(&EventInstance<'_>) + Send + Sync + 'static,
-{
-    // SAFETY: `user_data` is the `LevelData<F>` given at registration, kept (in the graveyard)
-    // until the free callback, which cannot run while an invocation is in flight; its
-    // `shared` pointer is MPI's `Arc` count, released only in the free callback.
-    let data = unsafe { &*(user_data as *const LevelData<F>) };
-    // SAFETY: as above.
-    let shared = unsafe { &*data.shared };
-    let ev = EventInstance {
-        raw: instance,
-        safety: safety_from_raw(cb_safety),
-        elements: &shared.elements,
-        extent: shared.extent,
-        data_refused: shared.data_refused,
-        _cb: PhantomData,
-    };
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| (data.f)(&ev))) {
-        shared.record_panic(p);
-    }
-}
-
-/// The dropped-event handler MPI calls.
-unsafe extern "C" fn dropped_trampoline(
-    count: sys::MPI_Count,
-    _registration: sys::MPI_T_event_registration,
-    source_index: c_int,
-    cb_safety: sys::MPI_T_cb_safety,
-    user_data: *mut c_void,
-) {
-    // SAFETY: the user_data of one of this registration's callbacks: a `LevelData`, whose
-    // first field (repr(C)) is the shared block, alive until the free callback.
-    let shared = unsafe { &**(user_data as *const *const Shared) };
-    let f = shared.dropped.load(Ordering::Acquire);
-    if f.is_null() {
-        return;
-    }
-    let report = Dropped {
-        count: u64::try_from(count).unwrap_or(0),
-        source: usize::try_from(source_index).unwrap_or(usize::MAX),
-        safety: safety_from_raw(cb_safety),
-    };
-    // SAFETY: as in `event_trampoline`.
-    let f = unsafe { &**f };
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(report))) {
-        shared.record_panic(p);
-    }
-}
-
-/// MPI's free callback: from here on no invocation can follow, so MPI's count of the shared
-/// block is released (freeing every closure unless a [`Freeing`] still waits on it).
-unsafe extern "C" fn free_trampoline(
-    _registration: sys::MPI_T_event_registration,
-    _cb_safety: sys::MPI_T_cb_safety,
-    user_data: *mut c_void,
-) {
-    // SAFETY: `user_data` is the pointer from `Arc::into_raw` in `register_event`, handed to
-    // MPI_T_event_handle_free once; MPI calls this once.
-    let shared = unsafe { Arc::from_raw(user_data as *const Shared) };
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        *shared.freed.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        shared.freed_cv.notify_all();
-    }));
-    drop(shared);
+    // Every value is declared where this module compiles (the header has the event API).
+    s.to_raw()
+        .unwrap_or(sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE) as sys::MPI_T_cb_safety
 }
 
 /// One event instance, valid only inside the callback it is passed to (MPI-4.1 §16.3.8.6).
 pub struct EventInstance<'cb> {
-    raw: sys::MPI_T_event_instance,
-    safety: CbSafety,
-    elements: &'cb [EventElement],
-    extent: usize,
+    raw: EventRef<'cb>,
     data_refused: Option<&'static Quirk>,
-    _cb: PhantomData<&'cb ()>,
 }
 
 impl std::fmt::Debug for EventInstance<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EventInstance")
-            .field("safety", &self.safety)
-            .field("elements", &self.elements.len())
+            .field("safety", &self.safety())
+            .field("elements", &self.elements().len())
             .finish_non_exhaustive()
     }
 }
@@ -242,13 +77,13 @@ impl EventInstance<'_> {
     /// The safety requirement of this invocation's context.
     #[inline]
     pub fn safety(&self) -> CbSafety {
-        self.safety
+        safety_from_raw(self.raw.safety())
     }
 
     /// The elements of the event type (datatypes and displacements).
     #[inline]
     pub fn elements(&self) -> &[EventElement] {
-        self.elements
+        self.raw.elements()
     }
 
     /// Whether the event's data can be read here: `Err(KnownCrash)` where reading it crashes
@@ -270,8 +105,7 @@ impl EventInstance<'_> {
         let e = self.element(index)?;
         T::check(e.datatype)?;
         let mut v = T::default();
-        // SAFETY: the instance is valid during the callback; `v` has the element's size.
-        check(unsafe { sys::MPI_T_event_read(self.raw, index as c_int, (&raw mut v).cast()) })?;
+        ffi::event_read(self.raw, index, std::slice::from_mut(&mut v))?;
         Ok(v)
     }
 
@@ -280,9 +114,9 @@ impl EventInstance<'_> {
     pub fn read_value(&self, index: usize) -> Result<Value> {
         self.data_readable()?;
         let e = self.element(index)?;
+        // 32 aligned bytes hold any basic datatype this crate models.
         let mut buf = [0u64; 4];
-        // SAFETY: 32 aligned bytes hold any basic datatype this crate models.
-        check(unsafe { sys::MPI_T_event_read(self.raw, index as c_int, buf.as_mut_ptr().cast()) })?;
+        ffi::event_read(self.raw, index, &mut buf)?;
         // No allocation: read_value may run at MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE.
         let mut bytes = [0u8; 32];
         for (chunk, w) in bytes.chunks_exact_mut(8).zip(buf) {
@@ -297,28 +131,25 @@ impl EventInstance<'_> {
     #[inline]
     pub fn copy_into(&self, buf: &mut [u8]) -> Result<usize> {
         self.data_readable()?;
-        let extent = self.extent;
+        let extent = self.extent();
         if buf.len() < extent {
             return Err(Error::size_mismatch(extent, buf.len()));
         }
-        // SAFETY: `buf` holds at least the extent MPI writes.
-        check(unsafe { sys::MPI_T_event_copy(self.raw, buf.as_mut_ptr().cast()) })?;
+        ffi::event_copy(self.raw, buf)?;
         Ok(extent)
     }
 
     /// Bytes [`EventInstance::copy_into`] needs.
     #[inline]
     pub fn extent(&self) -> usize {
-        self.extent
+        self.raw.extent()
     }
 
     /// The event's timestamp, in ticks of its source.
     #[doc(alias = "MPI_T_event_get_timestamp")]
     #[inline]
     pub fn timestamp(&self) -> Result<u64> {
-        let mut ts: sys::MPI_Count = 0;
-        // SAFETY: valid instance; valid out-pointer.
-        check(unsafe { sys::MPI_T_event_get_timestamp(self.raw, &mut ts) })?;
+        let ts = ffi::event_get_timestamp(self.raw)?;
         u64::try_from(ts).map_err(|_| Error::LengthOverflow)
     }
 
@@ -326,15 +157,13 @@ impl EventInstance<'_> {
     #[doc(alias = "MPI_T_event_get_source")]
     #[inline]
     pub fn source(&self) -> Result<usize> {
-        let mut s = 0;
-        // SAFETY: valid instance; valid out-pointer.
-        check(unsafe { sys::MPI_T_event_get_source(self.raw, &mut s) })?;
+        let s = ffi::event_get_source(self.raw)?;
         usize::try_from(s).map_err(|_| Error::LengthOverflow)
     }
 
     #[inline]
     fn element(&self, index: usize) -> Result<&EventElement> {
-        self.elements.get(index).ok_or(Error::Mpi {
+        self.elements().get(index).ok_or(Error::Mpi {
             class: ErrorClass::InvalidIndex,
             code: sys::MPI_T_ERR_INVALID_INDEX,
         })
@@ -347,12 +176,10 @@ impl EventInstance<'_> {
 /// callback. Use [`Registration::free`] to wait for that.
 #[doc(alias = "MPI_T_event_registration")]
 pub struct Registration<'m, L: Level = crate::level::Single> {
-    raw: sys::MPI_T_event_registration,
-    shared: Arc<Shared>,
-    /// The pointer MPI holds (one `Arc` count), reclaimed by the free callback.
-    user_data: *const Shared,
+    raw: RawRegistration<'m, L>,
     info: EventTypeInfo,
-    freeing: bool,
+    /// Set where reading this event type's data crashes the implementation.
+    data_refused: Option<&'static Quirk>,
     _mpit: PhantomData<&'m Mpit<L>>,
 }
 
@@ -367,32 +194,18 @@ impl<L: Level> std::fmt::Debug for Registration<'_, L> {
 /// A started `MPI_T_event_handle_free`: wait for MPI's free callback.
 #[derive(Debug)]
 pub struct Freeing {
-    shared: Option<Arc<Shared>>,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").finish_non_exhaustive()
-    }
+    shared: FreeWait,
 }
 
 impl Freeing {
     /// Whether MPI has called the free callback (no further invocation can happen).
     pub fn is_done(&self) -> bool {
-        self.shared
-            .as_ref()
-            .is_none_or(|s| *s.freed.lock().unwrap_or_else(|p| p.into_inner()))
+        self.shared.is_done()
     }
 
     /// Waits up to `timeout` for the free callback; `true` if it has run.
     pub fn wait(&self, timeout: Duration) -> bool {
-        let Some(s) = &self.shared else { return true };
-        let g = s.freed.lock().unwrap_or_else(|p| p.into_inner());
-        let (g, _) = s
-            .freed_cv
-            .wait_timeout_while(g, timeout, |freed| !*freed)
-            .unwrap_or_else(|p| p.into_inner());
-        *g
+        self.shared.wait(timeout)
     }
 }
 
@@ -451,36 +264,17 @@ impl<L: Level> Mpit<L> {
         obj: &'a O,
         hints: Option<&Info>,
     ) -> Result<Registration<'a, L>> {
+        let i = index_arg(&self.init, index)?;
         let info = self.event_info(index)?;
-        let raw_obj = obj.raw_object();
-        raw_obj.check(info.bind)?;
-        let mut raw = ptr::null_mut();
-        let hints = hints.map_or(sys::MPI_INFO_NULL, Info::as_raw);
-        // SAFETY: valid index (checked by event_info); `p` points to a live handle of the
-        // type's bind kind; a live info object or MPI_INFO_NULL; valid out-pointer.
-        check(raw_obj.with_ptr(|p| unsafe {
-            sys::MPI_T_event_handle_alloc(index as c_int, p, hints, &mut raw)
-        }))?;
-        let shared = Arc::new(Shared {
-            dropped: AtomicPtr::new(ptr::null_mut()),
-            graveyard: Mutex::new(Vec::new()),
-            panics: AtomicUsize::new(0),
-            panic_messages: Mutex::new(Vec::new()),
-            freed: Mutex::new(false),
-            freed_cv: Condvar::new(),
-            extent: info.extent().unwrap_or(0),
-            elements: info.elements.clone(),
+        // The object's kind is checked against the event type's binding there; the
+        // registration borrows `obj`, so it outlives it.
+        let raw = ffi::event_handle_alloc(&self.init, i, obj.raw_object(), hints.map(Info::raw))?;
+        Ok(Registration {
+            raw,
             data_refused: (info.name == "unexp_message_dequeued"
                 && quirks::applies(&quirks::MPICH_DEQUEUED_EVENT_DATA))
             .then_some(&quirks::MPICH_DEQUEUED_EVENT_DATA),
-        });
-        let user_data = Arc::into_raw(shared.clone());
-        Ok(Registration {
-            raw,
-            shared,
-            user_data,
             info,
-            freeing: false,
             _mpit: PhantomData,
         })
     }
@@ -580,39 +374,15 @@ impl<L: Level> Registration<'_, L> {
     where
         F: Fn(&EventInstance<'_>) + Send + Sync + 'static,
     {
-        let data = Box::into_raw(Box::new(LevelData {
-            shared: self.user_data,
-            f,
-        }));
-        self.shared
-            .graveyard
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Graveyard::Event(data.cast(), free_level_data::<F>));
-        // SAFETY: live registration; `data` stays valid until the free callback (graveyard).
-        check(unsafe {
-            sys::MPI_T_event_register_callback(
-                self.raw,
-                safety_to_raw(safety),
-                sys::MPI_INFO_NULL,
-                data.cast(),
-                Some(event_trampoline::<F>),
-            )
+        let data_refused = self.data_refused;
+        ffi::event_register_callback(&self.raw, safety_to_raw(safety), move |raw| {
+            f(&EventInstance { raw, data_refused })
         })
     }
 
     /// Removes the callback of level `safety` (MPI_T_event_register_callback with NULL).
     pub fn remove_callback(&self, safety: CbSafety) -> Result<()> {
-        // SAFETY: live registration; a NULL function removes the level's callback.
-        check(unsafe {
-            sys::MPI_T_event_register_callback(
-                self.raw,
-                safety_to_raw(safety),
-                sys::MPI_INFO_NULL,
-                self.user_data as *mut c_void,
-                None,
-            )
-        })
+        ffi::event_remove_callback(&self.raw, safety_to_raw(safety))
     }
 
     /// Sets the handler MPI calls with counts of dropped events, before the next event of the
@@ -622,105 +392,52 @@ impl<L: Level> Registration<'_, L> {
     where
         F: Fn(Dropped) + Send + Sync + 'static,
     {
-        let boxed: Box<DroppedFn> = Box::new(f);
-        let p = Box::into_raw(Box::new(boxed));
-        self.shared
-            .graveyard
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Graveyard::Dropped(p));
-        self.shared.dropped.store(p, Ordering::Release);
-        // SAFETY: live registration.
-        check(unsafe { sys::MPI_T_event_set_dropped_handler(self.raw, Some(dropped_trampoline)) })
+        ffi::event_set_dropped_handler(&self.raw, move |count, source, safety| {
+            f(Dropped {
+                count: u64::try_from(count).unwrap_or(0),
+                source: usize::try_from(source).unwrap_or(usize::MAX),
+                safety: safety_from_raw(safety),
+            })
+        })
     }
 
     /// Sets hints on the registration (`MPI_T_event_handle_set_info`).
     #[doc(alias = "MPI_T_event_handle_set_info")]
     pub fn set_info(&self, info: &Info) -> Result<()> {
-        // SAFETY: live registration and info.
-        check(unsafe { sys::MPI_T_event_handle_set_info(self.raw, info.as_raw()) })
+        ffi::event_handle_set_info(&self.raw, info.raw())
     }
 
     /// The hints in use for the registration (`MPI_T_event_handle_get_info`).
     #[doc(alias = "MPI_T_event_handle_get_info")]
     pub fn info_used(&self) -> Result<Info> {
-        let mut raw = sys::MPI_INFO_NULL;
-        // SAFETY: live registration; valid out-pointer.
-        check(unsafe { sys::MPI_T_event_handle_get_info(self.raw, &mut raw) })?;
-        // SAFETY: MPI returns a new info object the caller must free.
-        Ok(unsafe { Info::from_raw(raw) })
+        Ok(Info::from_owned(ffi::event_handle_get_info(&self.raw)?))
     }
 
     /// Sets hints on the callback of level `safety` (`MPI_T_event_callback_set_info`).
     #[doc(alias = "MPI_T_event_callback_set_info")]
     pub fn set_callback_info(&self, safety: CbSafety, info: &Info) -> Result<()> {
-        // SAFETY: live registration and info.
-        check(unsafe {
-            sys::MPI_T_event_callback_set_info(self.raw, safety_to_raw(safety), info.as_raw())
-        })
+        ffi::event_callback_set_info(&self.raw, safety_to_raw(safety), info.raw())
     }
 
     /// The hints in use for the callback of level `safety` (`MPI_T_event_callback_get_info`).
     #[doc(alias = "MPI_T_event_callback_get_info")]
     pub fn callback_info_used(&self, safety: CbSafety) -> Result<Info> {
-        let mut raw = sys::MPI_INFO_NULL;
-        // SAFETY: live registration; valid out-pointer.
-        check(unsafe {
-            sys::MPI_T_event_callback_get_info(self.raw, safety_to_raw(safety), &mut raw)
-        })?;
-        // SAFETY: MPI returns a new info object the caller must free.
-        Ok(unsafe { Info::from_raw(raw) })
+        Ok(Info::from_owned(ffi::event_callback_get_info(
+            &self.raw,
+            safety_to_raw(safety),
+        )?))
     }
 
     /// How many closure invocations panicked (caught at the FFI boundary), and their messages
     /// where they could be recorded.
     pub fn panics(&self) -> (usize, Vec<String>) {
-        let n = self.shared.panics.load(Ordering::Relaxed);
-        let msgs = self
-            .shared
-            .panic_messages
-            .lock()
-            .map(|v| v.clone())
-            .unwrap_or_default();
-        (n, msgs)
+        self.raw.panics()
     }
 
     /// Starts `MPI_T_event_handle_free` and returns a handle to wait for MPI's free callback.
     #[doc(alias = "MPI_T_event_handle_free")]
-    pub fn free(mut self) -> Result<Freeing> {
-        let r = self.start_free();
-        let shared = self.shared.clone();
-        r.map(|()| Freeing {
-            shared: Some(shared),
-        })
-    }
-
-    fn start_free(&mut self) -> Result<()> {
-        self.freeing = true;
-        // SAFETY: live registration, freed once; `user_data` carries MPI's `Arc` count,
-        // reclaimed by `free_trampoline`.
-        let rc = unsafe {
-            sys::MPI_T_event_handle_free(
-                self.raw,
-                self.user_data as *mut c_void,
-                Some(free_trampoline),
-            )
-        };
-        if rc != sys::MPI_SUCCESS {
-            // MPI will not call the free callback: the handle is not valid, so no invocation
-            // can follow either; reclaim MPI's count here.
-            // SAFETY: from `Arc::into_raw`, not handed over.
-            drop(unsafe { Arc::from_raw(self.user_data) });
-        }
-        check(rc)
-    }
-}
-
-impl<L: Level> Drop for Registration<'_, L> {
-    fn drop(&mut self) {
-        if !self.freeing {
-            let _ = self.start_free();
-        }
+    pub fn free(self) -> Result<Freeing> {
+        ffi::event_handle_free(self.raw).map(|shared| Freeing { shared })
     }
 }
 

@@ -1,14 +1,17 @@
 //! Performance experiment sessions and performance variable handles (MPI-4.1 §16.3.7).
 
-use std::ffi::{c_int, c_void};
+#![forbid(unsafe_code)]
+
 use std::marker::PhantomData;
 
 use mpit_core::{Datatype, Error, ErrorClass, PvarInfo, Result, Scalar, Value};
 use mpit_sys as sys;
 
-use crate::init::{Mpit, level::Level, level::Multiple};
+use crate::ffi::{self, RawPvarHandle, RawSession};
+use crate::init::{Mpit, level::Level};
 use crate::object::{MpiObject, NoObject};
-use crate::raw::{self, check, non_negative};
+use crate::query::index_arg;
+use crate::raw;
 
 /// A performance experiment session: an isolated context for performance variable handles
 /// (`MPI_T_pvar_session_create` / `_free`). Handles borrow their session; dropping the session
@@ -34,15 +37,9 @@ use crate::raw::{self, check, non_negative};
 /// ```
 #[doc(alias = "MPI_T_pvar_session")]
 pub struct Session<'m, L: Level = crate::level::Single> {
-    raw: sys::MPI_T_pvar_session,
+    raw: RawSession<'m, L>,
     mpit: &'m Mpit<L>,
 }
-
-// SAFETY: at MPI_THREAD_MULTIPLE MPI_T may be called from any thread at any time; the session
-// is an opaque token of the library.
-unsafe impl Send for Session<'_, Multiple> {}
-// SAFETY: as above.
-unsafe impl Sync for Session<'_, Multiple> {}
 
 impl<L: Level> std::fmt::Debug for Session<'_, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,18 +51,10 @@ impl<L: Level> Mpit<L> {
     /// Creates a performance experiment session.
     #[doc(alias = "MPI_T_pvar_session_create")]
     pub fn session(&self) -> Result<Session<'_, L>> {
-        let mut raw = sys::MPI_T_PVAR_SESSION_NULL;
-        // SAFETY: MPI_T is initialised while `self` lives; valid out-pointer.
-        check(unsafe { sys::MPI_T_pvar_session_create(&mut raw) })?;
-        Ok(Session { raw, mpit: self })
-    }
-}
-
-impl<L: Level> Drop for Session<'_, L> {
-    fn drop(&mut self) {
-        // SAFETY: created by MPI_T_pvar_session_create, freed once; its handles borrowed it
-        // and are gone. A failure cannot be reported from drop.
-        let _ = unsafe { sys::MPI_T_pvar_session_free(&mut self.raw) };
+        Ok(Session {
+            raw: ffi::pvar_session_create(&self.init)?,
+            mpit: self,
+        })
     }
 }
 
@@ -80,9 +69,6 @@ fn refuse_known_crash(info: &PvarInfo) -> Result<()> {
     Ok(())
 }
 
-/// `MPI_T_pvar_start`, `_stop` or `_reset`.
-type AllHandlesFn = unsafe extern "C" fn(sys::MPI_T_pvar_session, sys::MPI_T_pvar_handle) -> c_int;
-
 /// A handle on one performance variable in one session, bound to one object, reading `T`.
 ///
 /// Like perf-event's `Counter`: `start`, `stop`, `read`, `reset`, `read_reset`. The
@@ -92,8 +78,7 @@ type AllHandlesFn = unsafe extern "C" fn(sys::MPI_T_pvar_session, sys::MPI_T_pva
 /// [`ErrorClass::PvarNoAtomic`].
 #[doc(alias = "MPI_T_pvar_handle")]
 pub struct PvarHandle<'s, T, L: Level = crate::level::Single> {
-    session: sys::MPI_T_pvar_session,
-    handle: sys::MPI_T_pvar_handle,
+    handle: RawPvarHandle<'s, L>,
     count: usize,
     info: PvarInfo,
     _session: Borrow<'s, L, T>,
@@ -101,11 +86,6 @@ pub struct PvarHandle<'s, T, L: Level = crate::level::Single> {
 
 /// Ties a handle to its session and element type without owning either.
 type Borrow<'s, L, T> = PhantomData<(&'s Session<'s, L>, fn() -> T)>;
-
-// SAFETY: as for `Session`.
-unsafe impl<T> Send for PvarHandle<'_, T, Multiple> {}
-// SAFETY: as for `Session`; every method makes one MPI_T call.
-unsafe impl<T> Sync for PvarHandle<'_, T, Multiple> {}
 
 impl<T, L: Level> std::fmt::Debug for PvarHandle<'_, T, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -126,23 +106,17 @@ impl<'m, L: Level> Session<'m, L> {
         obj: &'s (impl MpiObject + ?Sized),
         type_ok: impl FnOnce(Datatype) -> Result<()>,
     ) -> Result<PvarHandle<'s, T, L>> {
-        let info = self.mpit.pvar_info(index)?;
+        let i = index_arg(&self.mpit.init, index)?;
+        let info = self.mpit.pvar_info_at(i)?;
         refuse_known_crash(&info)?;
         type_ok(info.datatype)?;
-        let raw = obj.raw_object();
-        raw.check(info.bind)?;
-        let i = c_int::try_from(index).map_err(|_| Error::LengthOverflow)?;
-        let mut handle = sys::MPI_T_PVAR_HANDLE_NULL;
-        let mut count: c_int = 0;
-        // SAFETY: live session; `ptr` points to a live handle of the variable's bind kind
-        // (checked); valid out-pointers.
-        check(raw.with_ptr(|ptr| unsafe {
-            sys::MPI_T_pvar_handle_alloc(self.raw, i, ptr, &mut handle, &mut count)
-        }))?;
+        // The object's kind is checked against the variable's binding there; the handles
+        // borrow `obj`, so it outlives them.
+        let (handle, count) =
+            ffi::pvar_handle_alloc(&self.mpit.init, &self.raw, i, obj.raw_object())?;
         Ok(PvarHandle {
-            session: self.raw,
             handle,
-            count: non_negative(count)?,
+            count,
             info,
             _session: PhantomData,
         })
@@ -174,27 +148,22 @@ impl<'m, L: Level> Session<'m, L> {
         self.alloc(index, obj, |_| Ok(()))
     }
 
-    fn all(&self, f: AllHandlesFn) -> Result<()> {
-        // SAFETY: live session; MPI_T_PVAR_ALL_HANDLES is valid for start, stop and reset.
-        check(unsafe { f(self.raw, sys::mpi_t_pvar_all_handles()) })
-    }
-
     /// Starts every non-continuous variable of the session (`MPI_T_PVAR_ALL_HANDLES`).
     #[doc(alias = "MPI_T_pvar_start")]
     pub fn start_all(&self) -> Result<()> {
-        self.all(sys::MPI_T_pvar_start)
+        ffi::pvar_start_all(&self.raw)
     }
 
     /// Stops every non-continuous variable of the session.
     #[doc(alias = "MPI_T_pvar_stop")]
     pub fn stop_all(&self) -> Result<()> {
-        self.all(sys::MPI_T_pvar_stop)
+        ffi::pvar_stop_all(&self.raw)
     }
 
     /// Resets every writable variable of the session to its starting value.
     #[doc(alias = "MPI_T_pvar_reset")]
     pub fn reset_all(&self) -> Result<()> {
-        self.all(sys::MPI_T_pvar_reset)
+        ffi::pvar_reset_all(&self.raw)
     }
 }
 
@@ -213,24 +182,21 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
     #[doc(alias = "MPI_T_pvar_start")]
     pub fn start(&self) -> Result<()> {
         self.startstop()?;
-        // SAFETY: live session and handle.
-        check(unsafe { sys::MPI_T_pvar_start(self.session, self.handle) })
+        ffi::pvar_start(&self.handle)
     }
 
     /// Stops the variable ([`ErrorClass::PvarNoStartStop`] for a continuous one, before the call).
     #[doc(alias = "MPI_T_pvar_stop")]
     pub fn stop(&self) -> Result<()> {
         self.startstop()?;
-        // SAFETY: live session and handle.
-        check(unsafe { sys::MPI_T_pvar_stop(self.session, self.handle) })
+        ffi::pvar_stop(&self.handle)
     }
 
     /// Resets the variable to its starting value ([`ErrorClass::PvarNoWrite`] if read-only).
     #[doc(alias = "MPI_T_pvar_reset")]
     pub fn reset(&self) -> Result<()> {
         self.writable()?;
-        // SAFETY: live session and handle.
-        check(unsafe { sys::MPI_T_pvar_reset(self.session, self.handle) })
+        ffi::pvar_reset(&self.handle)
     }
 
     fn startstop(&self) -> Result<()> {
@@ -259,13 +225,15 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
     }
 
     #[inline]
-    fn read_raw(&self, buf: *mut c_void) -> Result<()> {
-        // SAFETY: callers pass `count` elements of the variable's datatype.
-        check(unsafe { sys::MPI_T_pvar_read(self.session, self.handle, buf) })
+    fn read_raw<U: Scalar>(&self, buf: &mut [U]) -> Result<()> {
+        ffi::pvar_read(&self.handle, buf)
     }
 
     #[inline]
-    fn read_reset_raw(&self, buf: *mut c_void) -> Result<()> {
+    fn read_reset_raw(&self, buf: &mut [T]) -> Result<()>
+    where
+        T: Scalar,
+    {
         self.writable()?;
         if !self.info.atomic {
             return Err(Error::Mpi {
@@ -273,14 +241,15 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
                 code: sys::MPI_T_ERR_PVAR_NO_ATOMIC,
             });
         }
-        // SAFETY: as in `read_raw`.
-        check(unsafe { sys::MPI_T_pvar_readreset(self.session, self.handle, buf) })
+        ffi::pvar_readreset(&self.handle, buf)
     }
 
-    fn write_raw(&self, buf: *const c_void) -> Result<()> {
+    fn write_raw(&self, buf: &[T]) -> Result<()>
+    where
+        T: Scalar,
+    {
         self.writable()?;
-        // SAFETY: callers pass `count` elements; MPI only reads them.
-        check(unsafe { sys::MPI_T_pvar_write(self.session, self.handle, buf.cast_mut()) })
+        ffi::pvar_write(&self.handle, buf)
     }
 }
 
@@ -291,7 +260,7 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     pub fn read(&self) -> Result<T> {
         self.expect_count(1)?;
         let mut v = T::default();
-        self.read_raw((&raw mut v).cast())?;
+        self.read_raw(std::slice::from_mut(&mut v))?;
         Ok(v)
     }
 
@@ -300,7 +269,7 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     #[inline]
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
         self.expect_count(out.len())?;
-        self.read_raw(out.as_mut_ptr().cast())
+        self.read_raw(out)
     }
 
     /// Reads and resets atomically, one element.
@@ -309,7 +278,7 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     pub fn read_reset(&self) -> Result<T> {
         self.expect_count(1)?;
         let mut v = T::default();
-        self.read_reset_raw((&raw mut v).cast())?;
+        self.read_reset_raw(std::slice::from_mut(&mut v))?;
         Ok(v)
     }
 
@@ -317,21 +286,21 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     #[doc(alias = "MPI_T_pvar_readreset")]
     pub fn read_reset_into(&self, out: &mut [T]) -> Result<()> {
         self.expect_count(out.len())?;
-        self.read_reset_raw(out.as_mut_ptr().cast())
+        self.read_reset_raw(out)
     }
 
     /// Writes a variable of one element ([`ErrorClass::PvarNoWrite`] if read-only).
     #[doc(alias = "MPI_T_pvar_write")]
     pub fn write(&self, value: T) -> Result<()> {
         self.expect_count(1)?;
-        self.write_raw((&raw const value).cast())
+        self.write_raw(&[value])
     }
 
     /// Writes all `count` elements.
     #[doc(alias = "MPI_T_pvar_write")]
     pub fn write_from(&self, values: &[T]) -> Result<()> {
         self.expect_count(values.len())?;
-        self.write_raw(values.as_ptr().cast())
+        self.write_raw(values)
     }
 }
 
@@ -355,13 +324,5 @@ impl<L: Level> PvarHandle<'_, Value, L> {
     /// Reads all elements as [`Value`]s of the variable's datatype.
     pub fn read_values(&self) -> Result<Vec<Value>> {
         raw::read_values(self.info.datatype, self.count, |buf| self.read_raw(buf))
-    }
-}
-
-impl<T, L: Level> Drop for PvarHandle<'_, T, L> {
-    fn drop(&mut self) {
-        // SAFETY: allocated in this session (which outlives the handle), freed once. A failure
-        // cannot be reported from drop.
-        let _ = unsafe { sys::MPI_T_pvar_handle_free(self.session, &mut self.handle) };
     }
 }

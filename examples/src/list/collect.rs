@@ -101,7 +101,7 @@ fn collect_events(
 
 fn check_count(count: usize) -> Result<(), Error> {
     if count > MAX_ELEMENTS {
-        Err(Error::InvalidValue(format!(
+        Err(Error::invalid_value(format!(
             "count {count} is above {MAX_ELEMENTS}: not read"
         )))
     } else {
