@@ -89,6 +89,20 @@ fn bench(
             let session = mpit.session().unwrap();
             let h = session.handle::<u64>(v.index).unwrap();
             let raw = Raw::pvar(v.index);
+            // A stopped non-continuous variable is refused by MPICH (MPI_T_ERR_INVALID): start
+            // both handles so that both sides time a read, not an error return.
+            if !v.continuous {
+                h.start().unwrap();
+                // SAFETY: live session and handle.
+                let rc = unsafe { sys::MPI_T_pvar_start(raw.session, raw.handle) };
+                assert_eq!(rc, sys::MPI_SUCCESS);
+            }
+            let mut first = 0u64;
+            // SAFETY: live session and handle of a one-element u64 variable.
+            let rc =
+                unsafe { sys::MPI_T_pvar_read(raw.session, raw.handle, (&raw mut first).cast()) };
+            assert_eq!(rc, sys::MPI_SUCCESS, "raw read of {}", v.name);
+            h.read().expect("safe read");
             let mut g = c.benchmark_group("pvar_read");
             g.bench_function("raw", |b| {
                 let mut x = 0u64;

@@ -17,6 +17,8 @@ type Borrow<'a, L, T> = PhantomData<(&'a Mpit<L>, fn() -> T)>;
 
 /// A handle on one control variable bound to one object, reading and writing `T`.
 ///
+/// MPI-4.1 §16.3.6, `MPI_T_cvar_handle`.
+///
 /// `T` is checked against the variable's datatype when the handle is allocated
 /// ([`Error::TypeMismatch`] otherwise), so a read never reinterprets bytes. The handle borrows
 /// the init token and the bound object and frees itself (`MPI_T_cvar_handle_free`) on drop.
@@ -110,6 +112,8 @@ impl<L: Level> Mpit<L> {
     }
 
     /// A handle on the unbound control variable `index`, reading and writing `T`.
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_handle_alloc`.
     #[doc(alias = "MPI_T_cvar_handle_alloc")]
     pub fn cvar_handle<T: Scalar>(&self, index: usize) -> Result<CvarHandle<'_, T, L>> {
         self.alloc_cvar(index, &NoObject, T::check)
@@ -117,6 +121,8 @@ impl<L: Level> Mpit<L> {
 
     /// A handle on control variable `index` bound to `obj`; the object's kind must be the
     /// variable's binding ([`Error::BindMismatch`] otherwise).
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_handle_alloc`.
     #[doc(alias = "MPI_T_cvar_handle_alloc")]
     pub fn cvar_handle_for<'a, T: Scalar, O: MpiObject + ?Sized>(
         &'a self,
@@ -170,6 +176,8 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
 
 impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     /// Reads a variable of one element.
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_read`.
     #[doc(alias = "MPI_T_cvar_read")]
     #[inline]
     pub fn read(&self) -> Result<T> {
@@ -180,6 +188,8 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     }
 
     /// Reads all `count` elements into `out` (its length must be the count).
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_read`.
     #[doc(alias = "MPI_T_cvar_read")]
     #[inline]
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
@@ -189,6 +199,8 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
 
     /// Writes a variable of one element. Refusals come back as
     /// [`ErrorClass::CvarSetNotNow`] (may succeed later) or [`ErrorClass::CvarSetNever`].
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_write`.
     #[doc(alias = "MPI_T_cvar_write")]
     pub fn write(&self, value: T) -> Result<()> {
         self.expect_count(1)?;
@@ -196,6 +208,8 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     }
 
     /// Writes all `count` elements from `values`.
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_write`.
     #[doc(alias = "MPI_T_cvar_write")]
     pub fn write_from(&self, values: &[T]) -> Result<()> {
         self.expect_count(values.len())?;

@@ -20,12 +20,16 @@ fn count_u64(v: sys::MPI_Count, what: &'static str) -> Result<u64> {
 
 impl<L: Level> Mpit<L> {
     /// The number of event types (it may grow).
+    ///
+    /// MPI-4.1 §16.3.8.3, `MPI_T_event_get_num`.
     #[doc(alias = "MPI_T_event_get_num")]
     pub fn event_count(&self) -> Result<usize> {
         ffi::event_get_num(&self.init)
     }
 
     /// The number of event sources (it may grow).
+    ///
+    /// MPI-4.1 §16.3.8.1, `MPI_T_source_get_num`.
     #[doc(alias = "MPI_T_source_get_num")]
     pub fn source_count(&self) -> Result<usize> {
         ffi::source_get_num(&self.init)
@@ -33,6 +37,8 @@ impl<L: Level> Mpit<L> {
 
     /// Everything `MPI_T_event_get_info` says about event type `index`: name, verbosity,
     /// element datatypes and displacements, enumeration, description, binding.
+    ///
+    /// MPI-4.1 §16.3.8.3, `MPI_T_event_get_info`.
     #[doc(alias = "MPI_T_event_get_info")]
     pub fn event_info(&self, index: usize) -> Result<EventTypeInfo> {
         let init = &self.init;
@@ -62,6 +68,8 @@ impl<L: Level> Mpit<L> {
 
     /// The info hints MPI attaches to event type `index` (the `info` argument of
     /// `MPI_T_event_get_info`), as an owned [`Info`]; implementations may return none.
+    ///
+    /// MPI-4.1 §16.3.8.3, `MPI_T_event_get_info`.
     #[doc(alias = "MPI_T_event_get_info")]
     pub fn event_hints(&self, index: usize) -> Result<Info> {
         let i = index_arg(&self.init, index)?;
@@ -69,12 +77,16 @@ impl<L: Level> Mpit<L> {
     }
 
     /// The index of the event type called `name` (`None`: no such event type).
+    ///
+    /// MPI-4.1 §16.3.8.3, `MPI_T_event_get_index`.
     #[doc(alias = "MPI_T_event_get_index")]
     pub fn event_index(&self, name: &str) -> Result<Option<usize>> {
         self.lookup(name, |n| ffi::event_get_index(&self.init, n))
     }
 
     /// Everything `MPI_T_source_get_info` says about event source `index`.
+    ///
+    /// MPI-4.1 §16.3.8.1, `MPI_T_source_get_info`.
     #[doc(alias = "MPI_T_source_get_info")]
     pub fn source_info(&self, index: usize) -> Result<SourceInfo> {
         let init = &self.init;
@@ -102,6 +114,8 @@ impl<L: Level> Mpit<L> {
 
     /// The info hints MPI attaches to event source `index` (the `info` argument of
     /// `MPI_T_source_get_info`), as an owned [`Info`]; implementations may return none.
+    ///
+    /// MPI-4.1 §16.3.8.1, `MPI_T_source_get_info`.
     #[doc(alias = "MPI_T_source_get_info")]
     pub fn source_hints(&self, index: usize) -> Result<Info> {
         let i = index_arg(&self.init, index)?;

@@ -15,6 +15,8 @@ use crate::ffi::{self, RawInfo};
 
 /// An owned `MPI_Info` (freed on drop).
 ///
+/// MPI-4.1 §10, `MPI_Info`.
+///
 /// ```
 /// let _universe = mpi::initialize().unwrap(); // MPI-3 libraries need MPI initialised
 /// let mut info = mpit_safe::Info::new()?;
@@ -37,6 +39,8 @@ fn c_string(s: &str) -> Result<CString> {
 
 impl Info {
     /// `MPI_Info_create`: an empty info object.
+    ///
+    /// MPI-4.1 §10, `MPI_Info_create`.
     ///
     /// MPI-4 allows info objects at any time; MPI-3 only between `MPI_Init` and
     /// `MPI_Finalize`, and Open MPI 4.1 (MPI-3.1) aborts the process otherwise, so there this
@@ -80,6 +84,8 @@ impl Info {
     }
 
     /// `MPI_Info_set(key, value)`; keys longer than `MPI_MAX_INFO_KEY` are refused by MPI.
+    ///
+    /// MPI-4.1 §10, `MPI_Info_set`.
     #[doc(alias = "MPI_Info_set")]
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let (k, v) = (c_string(key)?, c_string(value)?);
@@ -87,6 +93,8 @@ impl Info {
     }
 
     /// The value of `key`, if set.
+    ///
+    /// MPI-4.1 §10, `MPI_Info_get`.
     #[doc(alias = "MPI_Info_get")]
     pub fn get(&self, key: &str) -> Result<Option<String>> {
         let k = c_string(key)?;

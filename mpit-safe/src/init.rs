@@ -71,7 +71,7 @@ use level::{Level, Single};
 /// # Ordering with `MPI_Init`/`MPI_Finalize`
 /// The standard lets MPI_T be initialised and finalised at any time (MPI-4.1 §16.3.4), but the
 /// implementations crash on some orderings of the raw calls. Measured here, one child process
-/// per ordering (`mpit-safe/tests/ordering.rs`; TQuery is `MPI_T_cvar_get_num`):
+/// per ordering (`examples/conformance/tests/ordering.rs`; TQuery is `MPI_T_cvar_get_num`):
 ///
 /// | raw ordering | MPICH 4.0.2 | Open MPI 4.1.4 | MPICH 5.0.2 | Open MPI 5.0.11 |
 /// |---|---|---|---|---|
@@ -132,6 +132,8 @@ impl Mpit<Single> {
 impl<L: Level> Mpit<L> {
     /// `MPI_T_init_thread` requesting `L`; fails (after finalising again) if MPI_T provides less.
     ///
+    /// MPI-4.1 §16.3.4, `MPI_T_init_thread`.
+    ///
     /// ```
     /// use mpit_safe::{Mpit, level::Multiple};
     /// match Mpit::<Multiple>::init_thread() {
@@ -174,6 +176,8 @@ impl<L: Level> Mpit<L> {
     }
 
     /// `MPI_T_finalize`, reporting its return code (dropping the token ignores it).
+    ///
+    /// MPI-4.1 §16.3.4, `MPI_T_finalize`.
     #[doc(alias = "MPI_T_finalize")]
     pub fn finalize(self) -> Result<()> {
         // Balances this token's MPI_T_init_thread (nothing borrows the token any more), then
@@ -196,7 +200,7 @@ static ANCHOR: OnceLock<Result<c_int>> = OnceLock::new();
 /// re-initialisation segfaults, and so does `MPI_Init` after a closed MPI_T cycle, as on Open
 /// MPI 5.0.11), or when the last `MPI_T_finalize` follows `MPI_Finalize` (Open MPI 4.1,
 /// open-mpi/ompi#11485). With the anchor, every ordering works on all four and none complains at
-/// exit (`mpit-safe/tests/ordering.rs` records the raw behaviour).
+/// exit (`examples/conformance/tests/ordering.rs` records the raw behaviour).
 ///
 /// The anchor requests the first token's level; what it was provided is the process's MPI_T
 /// thread level, returned here.

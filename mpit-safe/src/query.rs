@@ -74,18 +74,24 @@ fn c_name(name: &str) -> Result<CString> {
 
 impl<L: Level> Mpit<L> {
     /// The number of control variables (it may grow, e.g. after `MPI_Init`).
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_get_num`.
     #[doc(alias = "MPI_T_cvar_get_num")]
     pub fn cvar_count(&self) -> Result<usize> {
         ffi::cvar_get_num(&self.init)
     }
 
     /// The number of performance variables (it may grow).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_get_num`.
     #[doc(alias = "MPI_T_pvar_get_num")]
     pub fn pvar_count(&self) -> Result<usize> {
         ffi::pvar_get_num(&self.init)
     }
 
     /// The number of categories (it may grow).
+    ///
+    /// MPI-4.1 §16.3.9, `MPI_T_category_get_num`.
     #[doc(alias = "MPI_T_category_get_num")]
     pub fn category_count(&self) -> Result<usize> {
         ffi::category_get_num(&self.init)
@@ -93,6 +99,8 @@ impl<L: Level> Mpit<L> {
 
     /// A stamp that changes whenever a category is added or changed: compare two stamps to
     /// know whether a refresh of a listing is needed.
+    ///
+    /// MPI-4.1 §16.3.9, `MPI_T_category_changed`.
     #[doc(alias = "MPI_T_category_changed")]
     pub fn category_stamp(&self) -> Result<i32> {
         ffi::category_changed(&self.init)
@@ -100,6 +108,8 @@ impl<L: Level> Mpit<L> {
 
     /// Everything `MPI_T_cvar_get_info` says about control variable `index`, with its
     /// enumeration resolved.
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_get_info`.
     #[doc(alias = "MPI_T_cvar_get_info")]
     pub fn cvar_info(&self, index: usize) -> Result<CvarInfo> {
         self.cvar_info_at(index_arg(&self.init, index)?)
@@ -129,6 +139,8 @@ impl<L: Level> Mpit<L> {
     }
 
     /// Everything `MPI_T_pvar_get_info` says about performance variable `index`.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_get_info`.
     #[doc(alias = "MPI_T_pvar_get_info")]
     pub fn pvar_info(&self, index: usize) -> Result<PvarInfo> {
         self.pvar_info_at(index_arg(&self.init, index)?)
@@ -173,6 +185,8 @@ impl<L: Level> Mpit<L> {
 
     /// Everything about category `index`: name, description, and its member control
     /// variables, performance variables, subcategories and (with the event API) event types.
+    ///
+    /// MPI-4.1 §16.3.9, `MPI_T_category_get_info`.
     #[doc(alias = "MPI_T_category_get_info")]
     pub fn category_info(&self, index: usize) -> Result<CategoryInfo> {
         let init = &self.init;
@@ -260,6 +274,8 @@ impl<L: Level> Mpit<L> {
 
     /// The index of the control variable called `name` (`None`: no such variable).
     ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_get_index`.
+    ///
     /// Looked up with `MPI_T_cvar_get_index`; the index is stable for the life of the process,
     /// so look it up once and keep it.
     #[doc(alias = "MPI_T_cvar_get_index")]
@@ -274,6 +290,8 @@ impl<L: Level> Mpit<L> {
 
     /// The index of the performance variable called `name` in `class` (`None`: no such
     /// variable; names are unique per class).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_get_index`.
     #[doc(alias = "MPI_T_pvar_get_index")]
     pub fn pvar_index(&self, name: &str, class: PvarClass) -> Result<Option<usize>> {
         let c = class.to_raw().unwrap_or(-1);
@@ -291,6 +309,8 @@ impl<L: Level> Mpit<L> {
     }
 
     /// The index of the category called `name` (`None`: no such category).
+    ///
+    /// MPI-4.1 §16.3.9, `MPI_T_category_get_index`.
     #[doc(alias = "MPI_T_category_get_index")]
     pub fn category_index(&self, name: &str) -> Result<Option<usize>> {
         self.lookup(name, |n| ffi::category_get_index(&self.init, n))

@@ -4,7 +4,7 @@
 //! Every guard is a [`Quirk`] of one vendor and version range, checked against the library that
 //! is actually loaded ([`implementation`], from `MPI_Get_library_version`), never against the
 //! header alone. A refused call returns [`Error::KnownCrash`] naming the quirk; everywhere else
-//! the call goes through. `mpit-safe/tests/quirks.rs` shows, for each quirk, the crash on the
+//! the call goes through. `examples/conformance/tests/quirks.rs` shows, for each quirk, the crash on the
 //! implementations it names and the call let through on the others.
 
 #![forbid(unsafe_code)]
@@ -31,6 +31,8 @@ pub fn implementation() -> Implementation {
 }
 
 /// The string `MPI_Get_library_version` returns, if the call succeeds.
+///
+/// MPI-4.1 §9.1.1, `MPI_Get_library_version`.
 #[doc(alias = "MPI_Get_library_version")]
 pub fn library_version() -> Option<String> {
     crate::ffi::get_library_version().ok()
@@ -107,7 +109,7 @@ pub static OPEN_MPI_PSM2_PVAR_HANDLES: Quirk = Quirk {
 /// Open MPI 4.1 (MPI-3.1) aborts the process on `MPI_Info_create` before `MPI_Init` or after
 /// `MPI_Finalize` (MPI-3 allowed info objects only in between; MPI-4 at any time). Open MPI
 /// 5.0.11, also MPI-3.1, creates and frees them before `MPI_Init` (measured by
-/// `tests/quirks.rs`).
+/// `examples/conformance/tests/quirks.rs`).
 pub static OPEN_MPI_INFO_OUTSIDE_INIT: Quirk = Quirk {
     id: "open-mpi-info-outside-init",
     vendor: Vendor::OpenMpi,

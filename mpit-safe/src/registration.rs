@@ -98,6 +98,8 @@ impl EventInstance<'_> {
     }
 
     /// Element `index` as `T`, checked against the element's datatype.
+    ///
+    /// MPI-4.1 §16.3.8.6, `MPI_T_event_read`.
     #[doc(alias = "MPI_T_event_read")]
     #[inline]
     pub fn read<T: Scalar + Default>(&self, index: usize) -> Result<T> {
@@ -110,6 +112,8 @@ impl EventInstance<'_> {
     }
 
     /// Element `index` as a [`Value`] of its datatype.
+    ///
+    /// MPI-4.1 §16.3.8.6, `MPI_T_event_read`.
     #[doc(alias = "MPI_T_event_read")]
     pub fn read_value(&self, index: usize) -> Result<Value> {
         self.data_readable()?;
@@ -127,6 +131,8 @@ impl EventInstance<'_> {
 
     /// Copies the whole event into `buf`, laid out by the displacements; `buf` must hold the
     /// event's extent ([`EventTypeInfo::extent`]). Returns the bytes written.
+    ///
+    /// MPI-4.1 §16.3.8.6, `MPI_T_event_copy`.
     #[doc(alias = "MPI_T_event_copy")]
     #[inline]
     pub fn copy_into(&self, buf: &mut [u8]) -> Result<usize> {
@@ -146,6 +152,8 @@ impl EventInstance<'_> {
     }
 
     /// The event's timestamp, in ticks of its source.
+    ///
+    /// MPI-4.1 §16.3.8.7, `MPI_T_event_get_timestamp`.
     #[doc(alias = "MPI_T_event_get_timestamp")]
     #[inline]
     pub fn timestamp(&self) -> Result<u64> {
@@ -154,6 +162,8 @@ impl EventInstance<'_> {
     }
 
     /// The index of the source that raised the event.
+    ///
+    /// MPI-4.1 §16.3.8.7, `MPI_T_event_get_source`.
     #[doc(alias = "MPI_T_event_get_source")]
     #[inline]
     pub fn source(&self) -> Result<usize> {
@@ -311,6 +321,8 @@ impl<L: Level, O: MpiObject + ?Sized> std::fmt::Debug for RegistrationBuilder<'_
 
 impl<'a, L: Level, O: MpiObject + ?Sized> RegistrationBuilder<'a, L, O> {
     /// Hints for `MPI_T_event_handle_alloc`.
+    ///
+    /// MPI-4.1 §16.3.8.4, `MPI_T_event_handle_alloc`.
     #[doc(alias = "MPI_T_event_handle_alloc")]
     pub fn info(mut self, info: &'a Info) -> Self {
         self.info = Some(info);
@@ -369,6 +381,8 @@ impl<L: Level> Registration<'_, L> {
     /// callback of the lowest registered level sufficient for the context). Register the
     /// highest level first, as the standard advises. Replaces an earlier closure of that level;
     /// the old one is kept until the registration is freed, since it may still be running.
+    ///
+    /// MPI-4.1 §16.3.8.4, `MPI_T_event_register_callback`.
     #[doc(alias = "MPI_T_event_register_callback")]
     pub fn on_event<F>(&self, safety: CbSafety, f: F) -> Result<()>
     where
@@ -387,6 +401,8 @@ impl<L: Level> Registration<'_, L> {
 
     /// Sets the handler MPI calls with counts of dropped events, before the next event of the
     /// same source.
+    ///
+    /// MPI-4.1 §16.3.8.5, `MPI_T_event_set_dropped_handler`.
     #[doc(alias = "MPI_T_event_set_dropped_handler")]
     pub fn on_dropped<F>(&self, f: F) -> Result<()>
     where
@@ -402,24 +418,32 @@ impl<L: Level> Registration<'_, L> {
     }
 
     /// Sets hints on the registration (`MPI_T_event_handle_set_info`).
+    ///
+    /// MPI-4.1 §16.3.8.4, `MPI_T_event_handle_set_info`.
     #[doc(alias = "MPI_T_event_handle_set_info")]
     pub fn set_info(&self, info: &Info) -> Result<()> {
         ffi::event_handle_set_info(&self.raw, info.raw())
     }
 
     /// The hints in use for the registration (`MPI_T_event_handle_get_info`).
+    ///
+    /// MPI-4.1 §16.3.8.4, `MPI_T_event_handle_get_info`.
     #[doc(alias = "MPI_T_event_handle_get_info")]
     pub fn info_used(&self) -> Result<Info> {
         Ok(Info::from_owned(ffi::event_handle_get_info(&self.raw)?))
     }
 
     /// Sets hints on the callback of level `safety` (`MPI_T_event_callback_set_info`).
+    ///
+    /// MPI-4.1 §16.3.8.4, `MPI_T_event_callback_set_info`.
     #[doc(alias = "MPI_T_event_callback_set_info")]
     pub fn set_callback_info(&self, safety: CbSafety, info: &Info) -> Result<()> {
         ffi::event_callback_set_info(&self.raw, safety_to_raw(safety), info.raw())
     }
 
     /// The hints in use for the callback of level `safety` (`MPI_T_event_callback_get_info`).
+    ///
+    /// MPI-4.1 §16.3.8.4, `MPI_T_event_callback_get_info`.
     #[doc(alias = "MPI_T_event_callback_get_info")]
     pub fn callback_info_used(&self, safety: CbSafety) -> Result<Info> {
         Ok(Info::from_owned(ffi::event_callback_get_info(
@@ -435,6 +459,8 @@ impl<L: Level> Registration<'_, L> {
     }
 
     /// Starts `MPI_T_event_handle_free` and returns a handle to wait for MPI's free callback.
+    ///
+    /// MPI-4.1 §16.3.8.4, `MPI_T_event_handle_free`.
     #[doc(alias = "MPI_T_event_handle_free")]
     pub fn free(self) -> Result<Freeing> {
         ffi::event_handle_free(self.raw).map(|shared| Freeing { shared })

@@ -17,6 +17,8 @@ use crate::raw;
 /// (`MPI_T_pvar_session_create` / `_free`). Handles borrow their session; dropping the session
 /// after its handles frees everything in the standard's order.
 ///
+/// MPI-4.1 §16.3.7, `MPI_T_pvar_session`.
+///
 /// ```
 /// use mpit_safe::Mpit;
 /// let universe = mpi::initialize().unwrap();
@@ -49,6 +51,8 @@ impl<L: Level> std::fmt::Debug for Session<'_, L> {
 
 impl<L: Level> Mpit<L> {
     /// Creates a performance experiment session.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_session_create`.
     #[doc(alias = "MPI_T_pvar_session_create")]
     pub fn session(&self) -> Result<Session<'_, L>> {
         Ok(Session {
@@ -70,6 +74,8 @@ fn refuse_known_crash(info: &PvarInfo) -> Result<()> {
 }
 
 /// A handle on one performance variable in one session, bound to one object, reading `T`.
+///
+/// MPI-4.1 §16.3.7, `MPI_T_pvar_handle`.
 ///
 /// Like perf-event's `Counter`: `start`, `stop`, `read`, `reset`, `read_reset`. The
 /// variable's attributes are enforced before the call where the standard says the call must
@@ -123,6 +129,8 @@ impl<'m, L: Level> Session<'m, L> {
     }
 
     /// A handle on the unbound performance variable `index`, reading `T`.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_handle_alloc`.
     #[doc(alias = "MPI_T_pvar_handle_alloc")]
     pub fn handle<T: Scalar>(&self, index: usize) -> Result<PvarHandle<'_, T, L>> {
         self.alloc(index, &NoObject, T::check)
@@ -130,6 +138,8 @@ impl<'m, L: Level> Session<'m, L> {
 
     /// A handle on performance variable `index` bound to `obj` (kind checked against the
     /// variable's binding). The count may depend on the object (e.g. one element per peer).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_handle_alloc`.
     #[doc(alias = "MPI_T_pvar_handle_alloc")]
     pub fn handle_for<'s, T: Scalar, O: MpiObject + ?Sized>(
         &'s self,
@@ -149,18 +159,24 @@ impl<'m, L: Level> Session<'m, L> {
     }
 
     /// Starts every non-continuous variable of the session (`MPI_T_PVAR_ALL_HANDLES`).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_start`.
     #[doc(alias = "MPI_T_pvar_start")]
     pub fn start_all(&self) -> Result<()> {
         ffi::pvar_start_all(&self.raw)
     }
 
     /// Stops every non-continuous variable of the session.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_stop`.
     #[doc(alias = "MPI_T_pvar_stop")]
     pub fn stop_all(&self) -> Result<()> {
         ffi::pvar_stop_all(&self.raw)
     }
 
     /// Resets every writable variable of the session to its starting value.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_reset`.
     #[doc(alias = "MPI_T_pvar_reset")]
     pub fn reset_all(&self) -> Result<()> {
         ffi::pvar_reset_all(&self.raw)
@@ -179,6 +195,8 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
     }
 
     /// Starts the variable ([`ErrorClass::PvarNoStartStop`] for a continuous one, before the call).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_start`.
     #[doc(alias = "MPI_T_pvar_start")]
     pub fn start(&self) -> Result<()> {
         self.startstop()?;
@@ -186,6 +204,8 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
     }
 
     /// Stops the variable ([`ErrorClass::PvarNoStartStop`] for a continuous one, before the call).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_stop`.
     #[doc(alias = "MPI_T_pvar_stop")]
     pub fn stop(&self) -> Result<()> {
         self.startstop()?;
@@ -193,6 +213,8 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
     }
 
     /// Resets the variable to its starting value ([`ErrorClass::PvarNoWrite`] if read-only).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_reset`.
     #[doc(alias = "MPI_T_pvar_reset")]
     pub fn reset(&self) -> Result<()> {
         self.writable()?;
@@ -255,6 +277,8 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
 
 impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     /// Reads a variable of one element.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_read`.
     #[doc(alias = "MPI_T_pvar_read")]
     #[inline]
     pub fn read(&self) -> Result<T> {
@@ -265,6 +289,8 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     }
 
     /// Reads all `count` elements into `out` (no allocation: reuse the buffer).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_read`.
     #[doc(alias = "MPI_T_pvar_read")]
     #[inline]
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
@@ -273,6 +299,8 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     }
 
     /// Reads and resets atomically, one element.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_readreset`.
     #[doc(alias = "MPI_T_pvar_readreset")]
     #[inline]
     pub fn read_reset(&self) -> Result<T> {
@@ -283,6 +311,8 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     }
 
     /// Reads and resets atomically into `out`.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_readreset`.
     #[doc(alias = "MPI_T_pvar_readreset")]
     pub fn read_reset_into(&self, out: &mut [T]) -> Result<()> {
         self.expect_count(out.len())?;
@@ -290,6 +320,8 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     }
 
     /// Writes a variable of one element ([`ErrorClass::PvarNoWrite`] if read-only).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_write`.
     #[doc(alias = "MPI_T_pvar_write")]
     pub fn write(&self, value: T) -> Result<()> {
         self.expect_count(1)?;
@@ -297,6 +329,8 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     }
 
     /// Writes all `count` elements.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_write`.
     #[doc(alias = "MPI_T_pvar_write")]
     pub fn write_from(&self, values: &[T]) -> Result<()> {
         self.expect_count(values.len())?;
