@@ -1,14 +1,14 @@
 //! Property-based conformance tests of the installed MPI's MPI_T against the standard.
 //!
 //! Each [`Property`] states one rule of the standard, names the section it comes from (the
-//! MPI-3.0 draft `../shared/spec/000...` for variables, sessions, categories and strings, with
-//! the section of MPI-4.1 where the rule now lives; MPI-4.1 §16.3.8, `001...`, for events) and
+//! MPI-3.0 draft of the tool information interface for variables, sessions, categories and
+//! strings, with the section of MPI-4.1 where the rule now lives; MPI-4.1 §16.3.8 for events) and
 //! checks it with proptest over generated inputs (indices in and out of range, buffer lengths,
 //! real and mutated names, random operation sequences) or, where the input space is small,
 //! over all of it. Runs are deterministic (a fixed seed), so a finding is reproducible and the
 //! report can be compared with a recorded one.
 //!
-//! Findings are graded ([`Finding`]): each names the [`Rule`] of a spec file it departs from
+//! Findings are graded ([`Finding`]): each names the [`Rule`] of the standard it departs from
 //! (quoted, [`rules`]) and its [`Grade`]: a *violation* (the text requires it of a valid
 //! call, a crash of a valid call included), an *error class* (an error other than the class the
 //! text names), or *unchecked input* (an invalid argument accepted or crashing: spec 000 §1.2.9

@@ -1,9 +1,11 @@
-//! The rules the properties check, each quoted from one of the project's spec files, and the
-//! grades of a departure from them.
+//! The rules the properties check, each quoted from the standard, and the grades of a departure
+//! from them.
 //!
-//! Spec files (`../shared/spec/`): `000_0ab1d7e906f61fd3.txt` is the MPI-3.0 draft of the tool
-//! information interface (draft names `MPIT_*`; the final standard's `MPI_T_*` are what the
-//! installed `mpi.h` declares); `001_be7d53bd7920c08c.txt` is MPI-4.1 §16.3.8, Events.
+//! Sources: the MPI-3.0 draft of the tool information interface (draft names `MPIT_*`; the final
+//! standard's `MPI_T_*` are what the installed `mpi.h` declares), with the MPI-4.1 section
+//! where each rule now lives, and MPI-4.1 §16.3.8, Events. Each rule keeps the name of the
+//! text file its quote comes from ([`SPEC_000`], [`SPEC_001`]) so that a test can check the
+//! quote word for word.
 
 use std::fmt;
 
