@@ -3,7 +3,7 @@
 //! MPI-4.1 §16.3 fixes the names of its constants, not their values: MPICH's
 //! `MPI_T_VERBOSITY_USER_BASIC` is 221, Open MPI's 0. Each family is therefore one table of
 //! rows (C name, and the version of the standard that added the constant when later than
-//! MPI-3.0), declared with the enum it defines (e.g. [`Bind`](crate::Bind)). From the table:
+//! MPI-3.0), declared with the enum it defines (e.g. [`Bind`]). From the table:
 //!
 //! * this crate derives the enum, `ALL`, `c_name`, `Display` and `FromStr`;
 //! * `mpit-sys`'s build script reads [`FAMILIES`] and generates, from the installed `mpi.h`,

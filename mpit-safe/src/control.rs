@@ -198,7 +198,8 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     }
 
     /// Writes a variable of one element. Refusals come back as
-    /// [`ErrorClass::CvarSetNotNow`] (may succeed later) or [`ErrorClass::CvarSetNever`].
+    /// [`ErrorClass::CvarSetNotNow`](crate::ErrorClass::CvarSetNotNow) (may succeed later) or
+    /// [`ErrorClass::CvarSetNever`](crate::ErrorClass::CvarSetNever).
     ///
     /// MPI-4.1 §16.3.6, `MPI_T_cvar_write`.
     #[doc(alias = "MPI_T_cvar_write")]

@@ -122,7 +122,7 @@ impl<L: Level> Mpit<L> {
         Ok(Info::from_owned(ffi::source_get_hints(&self.init, i)?))
     }
 
-    /// A current timestamp of source `index`, in its ticks; [`ErrorClass::NotSupported`] where the
+    /// A current timestamp of source `index`, in its ticks; [`ErrorClass::NotSupported`](crate::ErrorClass::NotSupported) where the
     /// source cannot make one on demand (MPI-4.1 §16.3.8.1).
     #[doc(alias = "MPI_T_source_get_timestamp")]
     pub fn source_timestamp(&self, index: usize) -> Result<u64> {
