@@ -154,7 +154,7 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
         &self.info
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_raw<U: Scalar>(&self, buf: &mut [U]) -> Result<()> {
         if self.hazard && mpi_initialized()? {
             return Err(Error::KnownCrash(
@@ -168,7 +168,7 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
         ffi::cvar_write(&self.handle, buf)
     }
 
-    #[inline]
+    #[inline(always)]
     fn expect_count(&self, got: usize) -> Result<()> {
         raw::expect_count(self.count, got)
     }
@@ -179,7 +179,7 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     ///
     /// MPI-4.1 §16.3.6, `MPI_T_cvar_read`.
     #[doc(alias = "MPI_T_cvar_read")]
-    #[inline]
+    #[inline(always)]
     pub fn read(&self) -> Result<T> {
         self.expect_count(1)?;
         let mut v = T::default();
@@ -191,7 +191,7 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     ///
     /// MPI-4.1 §16.3.6, `MPI_T_cvar_read`.
     #[doc(alias = "MPI_T_cvar_read")]
-    #[inline]
+    #[inline(always)]
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
         self.expect_count(out.len())?;
         self.read_raw(out)

@@ -135,7 +135,7 @@ pub(crate) fn get_library_version() -> Result<String> {
 /// `Ok` if `buf` can take `need` bytes of `datatype` written by MPI: large enough, and of a
 /// type for which every byte pattern MPI may write is a value (`bool` only for
 /// `MPI_C_BOOL`, whose C values are 0 and 1).
-#[inline]
+#[inline(always)]
 fn fits<T: Scalar>(buf: &[T], need: usize, datatype: Datatype) -> Result<()> {
     if T::KIND == TypeKind::Boolean && datatype != Datatype::CBool {
         return Err(not_bool(datatype, T::NAME));
@@ -144,7 +144,7 @@ fn fits<T: Scalar>(buf: &[T], need: usize, datatype: Datatype) -> Result<()> {
 }
 
 /// `Ok` if `buf` holds at least `need` bytes for MPI to read or write.
-#[inline]
+#[inline(always)]
 fn holds<T>(buf: &[T], need: usize) -> Result<()> {
     let got = size_of_val(buf);
     if got >= need {
@@ -846,7 +846,7 @@ pub(crate) fn cvar_handle_alloc<'m, L: Level>(
 }
 
 /// `MPI_T_cvar_read` into `buf`, which must hold the variable's bytes.
-#[inline]
+#[inline(always)]
 pub(crate) fn cvar_read<T: Scalar, L: Level>(
     h: &RawCvarHandle<'_, L>,
     buf: &mut [T],
@@ -995,7 +995,7 @@ pvar_action! {
 }
 
 /// `MPI_T_pvar_read` into `buf`, which must hold the variable's bytes.
-#[inline]
+#[inline(always)]
 pub(crate) fn pvar_read<T: Scalar, L: Level>(
     h: &RawPvarHandle<'_, L>,
     buf: &mut [T],
@@ -1007,7 +1007,7 @@ pub(crate) fn pvar_read<T: Scalar, L: Level>(
 }
 
 /// `MPI_T_pvar_readreset` into `buf`, which must hold the variable's bytes.
-#[inline]
+#[inline(always)]
 pub(crate) fn pvar_readreset<T: Scalar, L: Level>(
     h: &RawPvarHandle<'_, L>,
     buf: &mut [T],

@@ -92,7 +92,7 @@ impl RawConstant for Datatype {
 
 /// `MPI_SUCCESS` to `Ok`, every MPI_T error class to [`Error::Mpi`] keeping the raw code,
 /// anything else to [`Error::Other`].
-#[inline]
+#[inline(always)]
 pub(crate) fn check(code: c_int) -> Result<()> {
     if code == sys::MPI_SUCCESS {
         Ok(())
@@ -101,8 +101,10 @@ pub(crate) fn check(code: c_int) -> Result<()> {
     }
 }
 
-/// The [`Error`] for a non-success return code.
+/// The [`Error`] for a non-success return code: out of line, so that [`check`] stays a compare
+/// and a branch wherever it is inlined.
 #[cold]
+#[inline(never)]
 pub(crate) fn error(code: c_int) -> Error {
     match ErrorClass::from_raw(code) {
         Ok(class) => Error::from_class(class, code),
@@ -121,7 +123,7 @@ pub(crate) fn non_negative(v: c_int) -> Result<usize> {
 }
 
 /// `CountMismatch` unless a buffer of `got` elements fits a variable of `expected` elements.
-#[inline]
+#[inline(always)]
 pub(crate) fn expect_count(expected: usize, got: usize) -> Result<()> {
     if got == expected {
         Ok(())

@@ -241,17 +241,17 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn expect_count(&self, got: usize) -> Result<()> {
         raw::expect_count(self.count, got)
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_raw<U: Scalar>(&self, buf: &mut [U]) -> Result<()> {
         ffi::pvar_read(&self.handle, buf)
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_reset_raw(&self, buf: &mut [T]) -> Result<()>
     where
         T: Scalar,
@@ -280,7 +280,7 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     ///
     /// MPI-4.1 §16.3.7, `MPI_T_pvar_read`.
     #[doc(alias = "MPI_T_pvar_read")]
-    #[inline]
+    #[inline(always)]
     pub fn read(&self) -> Result<T> {
         self.expect_count(1)?;
         let mut v = T::default();
@@ -292,7 +292,7 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     ///
     /// MPI-4.1 §16.3.7, `MPI_T_pvar_read`.
     #[doc(alias = "MPI_T_pvar_read")]
-    #[inline]
+    #[inline(always)]
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
         self.expect_count(out.len())?;
         self.read_raw(out)
@@ -302,7 +302,7 @@ impl<T: Scalar + Default, L: Level> PvarHandle<'_, T, L> {
     ///
     /// MPI-4.1 §16.3.7, `MPI_T_pvar_readreset`.
     #[doc(alias = "MPI_T_pvar_readreset")]
-    #[inline]
+    #[inline(always)]
     pub fn read_reset(&self) -> Result<T> {
         self.expect_count(1)?;
         let mut v = T::default();
