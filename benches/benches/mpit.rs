@@ -58,6 +58,29 @@ fn unbound_u64_pvar(mpit: &Mpit) -> Option<PvarInfo> {
     })
 }
 
+/// What a C caller does with a read: checks the return code and uses the value.
+#[inline(always)]
+fn consume_raw<T>(rc: std::ffi::c_int, x: T) {
+    if rc != sys::MPI_SUCCESS {
+        black_box(rc);
+    }
+    black_box(x);
+}
+
+/// What a Rust caller does with a read: matches the result and uses the value (black-boxing
+/// the whole `Result` would make the benchmark store the enum to memory, which no caller does).
+#[inline(always)]
+fn consume<T>(r: mpit_safe::Result<T>) {
+    match r {
+        Ok(v) => {
+            black_box(v);
+        }
+        Err(e) => {
+            black_box(e);
+        }
+    }
+}
+
 /// Times `ops` calls of `f`.
 fn timed(ops: u64, mut f: impl FnMut()) -> Duration {
     let t = std::time::Instant::now();
@@ -111,10 +134,10 @@ fn bench(
                     let rc = unsafe {
                         sys::MPI_T_pvar_read(raw.session, raw.handle, (&raw mut x).cast::<c_void>())
                     };
-                    black_box((rc, x))
+                    consume_raw(rc, x)
                 })
             });
-            g.bench_function("safe", |b| b.iter(|| black_box(h.read())));
+            g.bench_function("safe", |b| b.iter(|| consume(h.read())));
             g.finish();
             pair("pvar_read");
             rounds.push((
@@ -129,12 +152,12 @@ fn bench(
                             let rc = unsafe {
                                 sys::MPI_T_pvar_read(raw.session, raw.handle, (&raw mut x).cast())
                             };
-                            black_box((rc, x));
+                            consume_raw(rc, x);
                         })
                     },
                     |ops| {
                         timed(ops, || {
-                            let _ = black_box(h.read());
+                            consume(h.read());
                         })
                     },
                 ),
@@ -149,10 +172,10 @@ fn bench(
                         let rc = unsafe {
                             sys::MPI_T_pvar_readreset(raw.session, raw.handle, (&raw mut x).cast())
                         };
-                        black_box((rc, x))
+                        consume_raw(rc, x)
                     })
                 });
-                g.bench_function("safe", |b| b.iter(|| black_box(h.read_reset())));
+                g.bench_function("safe", |b| b.iter(|| consume(h.read_reset())));
                 g.finish();
                 pair("pvar_read_reset");
             } else {
@@ -218,9 +241,13 @@ fn bench(
         g.bench_function("raw", |b| {
             let mut x = 0i32;
             // SAFETY: live handle of a one-element int variable.
-            b.iter(|| black_box((unsafe { sys::MPI_T_cvar_read(raw, (&raw mut x).cast()) }, x)))
+            b.iter(|| {
+                // SAFETY: as above.
+                let rc = unsafe { sys::MPI_T_cvar_read(raw, (&raw mut x).cast()) };
+                consume_raw(rc, x)
+            })
         });
-        g.bench_function("safe", |b| b.iter(|| black_box(h.read())));
+        g.bench_function("safe", |b| b.iter(|| consume(h.read())));
         g.finish();
         pair("cvar_read");
         rounds.push((
@@ -233,12 +260,12 @@ fn bench(
                     timed(ops, || {
                         // SAFETY: live handle of a one-element int variable.
                         let rc = unsafe { sys::MPI_T_cvar_read(raw, (&raw mut x).cast()) };
-                        black_box((rc, x));
+                        consume_raw(rc, x);
                     })
                 },
                 |ops| {
                     timed(ops, || {
-                        let _ = black_box(h.read());
+                        consume(h.read());
                     })
                 },
             ),
