@@ -719,6 +719,10 @@ impl<'s, L: Level> Profiler<'s, L> {
             self.reentered.fetch_add(1, Relaxed);
             return Ok(0);
         };
+        self.refresh_locked(&mut st)
+    }
+
+    fn refresh_locked(&self, st: &mut State<'s, L>) -> Result<usize> {
         let mpit = self.session.mpit();
         let n = mpit.pvar_count()?;
         let before = st.slots.len();
@@ -765,7 +769,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             }
             st.by_index[index] = column as u32;
             if bind == Bind::NoObject {
-                self.allocate(&mut st, index, column, RawObject::NO_OBJECT, "");
+                self.allocate(st, index, column, RawObject::NO_OBJECT, "");
             } else {
                 st.bound.push((bind, Bound { index, column }));
                 let objects: Vec<(RawObject, Box<str>)> = st
@@ -775,7 +779,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                     .cloned()
                     .collect();
                 for (obj, label) in objects {
-                    self.allocate(&mut st, index, column, obj, &label);
+                    self.allocate(st, index, column, obj, &label);
                 }
             }
         }
@@ -878,6 +882,7 @@ impl<'s, L: Level> Profiler<'s, L> {
 
     /// Allocates handles for every variable bound to `obj`'s kind (call after the object is
     /// created; `label` names it in the report, e.g. `"MPI_COMM_WORLD"`). Returns how many.
+    /// Looks for new variables first, as [`Profiler::refresh`] does.
     ///
     /// Spec 003 §0.2: handles for bound variables are allocated as objects appear.
     pub fn object_created(&self, obj: RawObject, label: &str) -> Result<usize> {
@@ -885,6 +890,12 @@ impl<'s, L: Level> Profiler<'s, L> {
             self.reentered.fetch_add(1, Relaxed);
             return Ok(0);
         };
+        // Variables may appear with the components objects bring (spec 003 §0.2: Caliper looks
+        // again in the wrappers of object constructors); those found now get handles on every
+        // known object, this one included once it is known.
+        if let Err(e) = self.refresh_locked(&mut st) {
+            st.notes.push(format!("looking for new variables failed: {e}"));
+        }
         let before = st.slots.len();
         st.objects.push((obj, label.into()));
         let wanted: Vec<(usize, usize)> = st
