@@ -39,6 +39,7 @@ fn node(
         kind,
         calls,
         time_ns,
+        timed_calls: calls,
         metrics,
         events,
     }

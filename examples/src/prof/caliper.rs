@@ -180,6 +180,7 @@ fn sections(p: &Profile) -> Vec<(String, Value)> {
         calls: 0,
         time_ns: 0,
         exclusive_time_ns: 0,
+        timed_calls: 0,
         metrics: zero_kinds.iter().map(|&k| MetricData::zero(k)).collect(),
         inclusive: zero_kinds.iter().map(|&k| MetricData::zero(k)).collect(),
         events: vec![0; p.event_types.len()],

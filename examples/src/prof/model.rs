@@ -153,12 +153,21 @@ pub struct NodeData {
     pub kind: Kind,
     /// Times entered (regions) or called (functions).
     pub calls: u64,
-    /// Inclusive time in nanoseconds.
+    /// Inclusive time in nanoseconds: measured, or estimated from the `timed_calls` of the
+    /// calls where fewer were timed (short MPI calls in region mode).
     pub time_ns: u64,
+    /// Calls whose time was measured (absent in older files: all of them).
+    #[serde(default = "all_timed")]
+    pub timed_calls: u64,
     /// Per [`RankProfile::columns`] entry: what the variable did while this node was innermost.
     pub metrics: Vec<MetricData>,
     /// Per [`RankProfile::event_types`] entry: instances raised while this node was innermost.
     pub events: Vec<u64>,
+}
+
+/// `timed_calls` of a file that lacks it: every call was timed.
+fn all_timed() -> u64 {
+    u64::MAX
 }
 
 /// What one variable did while a node was innermost: the engine's [`Metric`].
@@ -335,6 +344,7 @@ impl RankProfile {
                     kind: n.kind.into(),
                     calls: n.calls,
                     time_ns: n.time_ns,
+                    timed_calls: n.timed_calls,
                     metrics: n.metrics.iter().map(MetricData::from).collect(),
                     events: n.events.clone(),
                 })
@@ -396,6 +406,7 @@ mod tests {
                 kind: Kind::Region,
                 calls: 1,
                 time_ns: 42,
+                timed_calls: 1,
                 metrics: vec![
                     MetricData::zero(MetricKind::Samples),
                     MetricData::Raw { last: Some(3.5) },

@@ -180,6 +180,8 @@ pub struct NodeValues {
     pub time_ns: u64,
     /// Exclusive time in nanoseconds: the time less the children's.
     pub exclusive_time_ns: u64,
+    /// Calls whose time was measured (fewer than `calls`: the time is an estimate).
+    pub timed_calls: u64,
     /// Exclusive metrics per column (zero where the rank lacks the column).
     pub metrics: Vec<MetricData>,
     /// Inclusive metrics per column.
@@ -207,6 +209,8 @@ pub struct Node {
     pub time: Stat,
     /// Exclusive time in nanoseconds.
     pub exclusive_time: Stat,
+    /// Whether some rank timed only some of the calls (its time is estimated from those).
+    pub estimated: bool,
     /// Exclusive metrics per column.
     pub metrics: Vec<Reduced>,
     /// Inclusive metrics per column.
@@ -536,6 +540,7 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
                         calls: n.calls,
                         time_ns: n.time_ns,
                         exclusive_time_ns: 0,
+                        timed_calls: n.timed_calls,
                         inclusive: Vec::new(),
                         inclusive_events: Vec::new(),
                         metrics,
@@ -546,6 +551,7 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
                     // The same path twice on one rank: merged.
                     v.calls += n.calls;
                     v.time_ns += n.time_ns;
+                    v.timed_calls = v.timed_calls.saturating_add(n.timed_calls);
                     for (a, b) in v.metrics.iter_mut().zip(&metrics) {
                         absorb(a, b);
                     }
@@ -647,6 +653,7 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
             calls: stat(&values, &|v| v.calls as f64),
             time: stat(&values, &|v| v.time_ns as f64),
             exclusive_time: stat(&values, &|v| v.exclusive_time_ns as f64),
+            estimated: values.iter().flatten().any(|v| v.timed_calls < v.calls),
             metrics: metric_stats(false),
             inclusive: metric_stats(true),
             events: event_stats(false),

@@ -241,7 +241,11 @@ pub fn render(p: &Profile) -> String {
                 kind_name(node.kind).into(),
                 num(node.calls.sum),
                 format!("{}..{}", num(node.calls.min), num(node.calls.max)),
-                time(node.time.mean),
+                format!(
+                    "{}{}",
+                    if node.estimated { "~" } else { "" },
+                    time(node.time.mean)
+                ),
                 at(time(node.time.min), node.time.min_rank),
                 at(time(node.time.max), node.time.max_rank),
                 imbalance(&node.time),
@@ -270,6 +274,14 @@ pub fn render(p: &Profile) -> String {
         ],
         &rows,
     );
+
+    if p.nodes.iter().any(|n| n.estimated) {
+        let _ = writeln!(
+            out,
+            "~ estimated: in region mode short MPI calls are timed one in 16 at random, the time \
+             of the others inferred from them"
+        );
+    }
 
     if !p.columns.is_empty() {
         let _ = writeln!(
