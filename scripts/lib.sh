@@ -124,6 +124,8 @@ setup() {
     log "fetching the ob1 headers of Debian's Open MPI 4.1.4 source (mqd-types)"
     python3 "$ROOT/scripts/ob1-headers.py" "$MPI_DIR/debian-src"
   fi
+  # Hatchet, for examples/tests/prof_hatchet.rs (mpit-prof's profile.json).
+  hatchet_install
   local impl
   for impl in "${impls[@]}"; do
     case "$impl" in

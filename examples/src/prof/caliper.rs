@@ -196,8 +196,8 @@ fn sections(p: &Profile) -> Vec<(String, Value)> {
                 json!(rank.rank),
                 json!(kind_node(n.kind)),
                 json!(v.calls),
-                num(v.exclusive_time_ns as f64 * 1e-9),
-                num(v.time_ns as f64 * 1e-9),
+                num(v.exclusive_time_ns as f64 / 1e9),
+                num(v.time_ns as f64 / 1e9),
             ];
             for (c, inclusive, f) in &extracts {
                 row.push(f(if *inclusive {

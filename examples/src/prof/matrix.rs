@@ -132,9 +132,14 @@ pub fn svg(m: &CommMatrix) -> String {
         .filter(|x| x.is_finite() && *x > 0.0)
         .fold(f64::INFINITY, f64::min);
     let total: f64 = m.rows.iter().flatten().filter(|x| x.is_finite()).sum();
+    // From the smallest positive value (dark) to the largest (bright); zero apart.
     let scale = |x: f64| {
         if max > 0.0 && x > 0.0 {
-            colour(x / max)
+            colour(if max > min_pos {
+                (x - min_pos) / (max - min_pos)
+            } else {
+                1.0
+            })
         } else {
             ZERO
         }
@@ -145,12 +150,13 @@ pub fn svg(m: &CommMatrix) -> String {
         let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
         let draw = || -> Result<(), Box<dyn std::error::Error + '_>> {
             root.fill(&WHITE)?;
-            let font = |size: i32| ("sans-serif", size).into_font();
+            // The SVG backend writes a font's size divided by 1.24: sizes here are as drawn.
+            let font = |size: i32| ("sans-serif", size as f64 * 1.24).into_font();
             let centred = Pos::new(HPos::Center, VPos::Center);
             root.draw(&Text::new(
                 m.name.clone(),
                 (left, 14),
-                font(18).style(FontStyle::Bold).color(&BLACK),
+                font(17).style(FontStyle::Bold).color(&BLACK),
             ))?;
             root.draw(&Text::new(
                 format!(
@@ -246,14 +252,14 @@ pub fn svg(m: &CommMatrix) -> String {
                 .color(&BLACK)
                 .pos(Pos::new(HPos::Left, VPos::Center));
             root.draw(&Text::new(short(max), (lx + bar_w + 6, top), label.clone()))?;
-            root.draw(&Text::new(
-                short(max / 2.0),
-                (lx + bar_w + 6, top + bar_h / 2),
-                label.clone(),
-            ))?;
             if min_pos.is_finite() && min_pos < max {
                 root.draw(&Text::new(
-                    format!("{} (min > 0)", short(min_pos)),
+                    short((max + min_pos) / 2.0),
+                    (lx + bar_w + 6, top + bar_h / 2),
+                    label.clone(),
+                ))?;
+                root.draw(&Text::new(
+                    short(min_pos),
                     (lx + bar_w + 6, top + bar_h),
                     label.clone(),
                 ))?;

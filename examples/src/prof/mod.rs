@@ -7,7 +7,7 @@
 //! | `profile.txt` | the ranked table of regions and MPI functions, the pvars, events, matrices | [`text::render`] |
 //! | `profile.json` | Caliper's json-split format, for Hatchet's `GraphFrame.from_caliper` | [`caliper::render`] |
 //! | `comm-matrix.json` | `{"<pvar>": [[row per sending rank]]}` | [`matrix::json`] |
-//! | `comm-matrix-<pvar>.svg` | a heat map per matrix | [`matrix::svg`] |
+//! | `comm-matrix-<pvar>.svg` | a heat map per matrix that is not all zero | [`matrix::svg`] |
 //! | `ranks.json` | every rank's [`model::RankProfile`]: everything else is rendered from it | `serde_json` |
 //!
 //! [`report`] renders `profile.txt` again from a directory's `ranks.json` (`mpit-prof report
@@ -40,7 +40,11 @@ pub fn outputs(p: &Profile) -> Vec<(String, String)> {
     ];
     if !p.matrices.is_empty() {
         files.push(("comm-matrix.json".to_string(), matrix::json(p)));
-        for m in &p.matrices {
+        for m in p
+            .matrices
+            .iter()
+            .filter(|m| m.rows.iter().flatten().any(|&x| x != 0.0))
+        {
             files.push((matrix::svg_name(m), matrix::svg(m)));
         }
     }

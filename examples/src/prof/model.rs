@@ -1,6 +1,6 @@
 //! One rank's profile as the preload library of `mpit-prof` sends it to rank 0: the engine's
 //! [`Report`] with who measured it, as plain `serde` structs (the engine in `mpit-safe` has no
-//! `serde`). The input of [`super::reduce`]; `ranks.json` in the output directory is a list of
+//! `serde`). The input of [`super::reduce()`]; `ranks.json` in the output directory is a list of
 //! these, so every output can be rendered again from it ([`super::report`], [`super::diff`]).
 //!
 //! C constant families are kept as text: the class in short lowercase (`"counter"`,
@@ -21,7 +21,8 @@ pub struct RankProfile {
     pub rank: usize,
     /// The size of `MPI_COMM_WORLD`.
     pub size: usize,
-    /// The first line of `MPI_Get_library_version`.
+    /// The first line of `MPI_Get_library_version`, its runs of white space and control
+    /// characters (MPICH writes a tab, a NUL may end it) made single spaces.
     pub library: String,
     /// The host it ran on.
     pub hostname: String,
@@ -312,7 +313,14 @@ impl RankProfile {
         RankProfile {
             rank,
             size,
-            library: library.lines().next().unwrap_or("").trim().to_owned(),
+            library: library
+                .lines()
+                .next()
+                .unwrap_or("")
+                .split(|c: char| c.is_whitespace() || c.is_control())
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" "),
             hostname: hostname.to_owned(),
             program: program.to_vec(),
             root: report.root.clone(),

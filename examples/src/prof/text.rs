@@ -26,8 +26,8 @@ pub fn time(ns: f64) -> String {
     }
 }
 
-/// A number: whole ones below a million as they are, larger ones with an SI suffix (k, M, G,
-/// T, P), fractions with 3 decimals.
+/// A number: whole ones below a million as they are, larger ones with an SI suffix (M, G, T,
+/// P), fractions with at most 3 decimals.
 pub fn num(x: f64) -> String {
     if !x.is_finite() {
         return format!("{x}");
@@ -36,10 +36,10 @@ pub fn num(x: f64) -> String {
     if a < 1e6 {
         if x == x.trunc() {
             format!("{x:.0}")
-        } else if a >= 100.0 {
-            format!("{x:.1}")
         } else {
-            format!("{x:.3}")
+            // Three decimals, trailing zeros dropped.
+            let s = format!("{x:.3}");
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
         }
     } else {
         let (div, suffix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M")]
@@ -290,43 +290,52 @@ pub fn render(p: &Profile) -> String {
              sum over the ranks;\nwatermarks: amount moved; levels: mean sample; states: last \
              value; where = node with the largest exclusive figure)"
         );
-        let rows: Vec<Vec<String>> = p
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(c, col)| {
-                let root = p.nodes.iter().position(|n| n.parent.is_none());
-                let head = root.and_then(|r| p.nodes[r].inclusive[c].headline().copied());
-                let where_ = p
-                    .nodes
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, n)| n.metrics[c].headline().map(|s| (i, s.sum.abs())))
-                    .filter(|&(_, v)| v > 0.0)
-                    .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
-                    .map_or("-".into(), |(i, _)| p.path(i));
-                let dash = || "-".to_string();
-                vec![
-                    col.label.clone(),
-                    col.meta.class.clone(),
-                    col.meta.metric.name().into(),
-                    format!("{}/{}", col.ranks, p.ranks.len()),
-                    head.map_or_else(dash, |s| num(s.sum)),
-                    head.map_or_else(dash, |s| at(num(s.min), s.min_rank)),
-                    head.map_or_else(dash, |s| at(num(s.max), s.max_rank)),
-                    head.map_or_else(dash, |s| imbalance(&s)),
-                    where_,
-                ]
-            })
-            .collect();
-        table(
-            &mut out,
-            &[
-                "pvar", "class", "metric", "ranks", "total", "min", "max", "imbal", "where",
-            ],
-            &[false, false, false, true, true, true, true, true, false],
-            &rows,
-        );
+        let root = p.nodes.iter().position(|n| n.parent.is_none());
+        let mut quiet: Vec<&str> = Vec::new();
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for (c, col) in p.columns.iter().enumerate() {
+            let head = root.and_then(|r| p.nodes[r].inclusive[c].headline().copied());
+            let where_ = p
+                .nodes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| n.metrics[c].headline().map(|s| (i, s.sum.abs())))
+                .filter(|&(_, v)| v > 0.0)
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+            let Some((head, (where_, _))) = head.zip(where_) else {
+                quiet.push(&col.label);
+                continue;
+            };
+            rows.push(vec![
+                col.label.clone(),
+                col.meta.class.clone(),
+                col.meta.metric.name().into(),
+                format!("{}/{}", col.ranks, p.ranks.len()),
+                num(head.sum),
+                at(num(head.min), head.min_rank),
+                at(num(head.max), head.max_rank),
+                imbalance(&head),
+                p.path(where_),
+            ]);
+        }
+        if !rows.is_empty() {
+            table(
+                &mut out,
+                &[
+                    "pvar", "class", "metric", "ranks", "total", "min", "max", "imbal", "where",
+                ],
+                &[false, false, false, true, true, true, true, true, false],
+                &rows,
+            );
+        }
+        if !quiet.is_empty() {
+            let _ = writeln!(
+                out,
+                "{} more stayed 0 (or were never read) on every rank and node: {}",
+                quiet.len(),
+                quiet.join(", ")
+            );
+        }
     }
 
     if !p.event_types.is_empty() {
@@ -374,8 +383,13 @@ pub fn render(p: &Profile) -> String {
             "\nCommunication matrices (row = sending rank, column = peer; comm-matrix.json, \
              comm-matrix-<pvar>.svg)"
         );
+        let mut zero = Vec::new();
         for m in &p.matrices {
             let total: f64 = m.rows.iter().flatten().sum();
+            if m.rows.iter().flatten().all(|&x| x == 0.0) {
+                zero.push(m.name.as_str());
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "  {}: {}x{}, total {}",
@@ -384,6 +398,9 @@ pub fn render(p: &Profile) -> String {
                 m.rows.len(),
                 num(total)
             );
+        }
+        if !zero.is_empty() {
+            let _ = writeln!(out, "  all zero (no heat map): {}", zero.join(", "));
         }
     }
 
