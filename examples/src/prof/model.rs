@@ -1,6 +1,6 @@
 //! One rank's profile as the preload library of `mpit-prof` sends it to rank 0: the engine's
 //! [`Report`] with who measured it, as plain `serde` structs (the engine in `mpit-safe` has no
-//! `serde`). The input of [`super::reduce`]; `ranks.json` in the output directory is a list of
+//! `serde`). The input of [`super::reduce()`]; `ranks.json` in the output directory is a list of
 //! these, so every output can be rendered again from it ([`super::report`], [`super::diff`]).
 //!
 //! C constant families are kept as text: the class in short lowercase (`"counter"`,
@@ -21,7 +21,8 @@ pub struct RankProfile {
     pub rank: usize,
     /// The size of `MPI_COMM_WORLD`.
     pub size: usize,
-    /// The first line of `MPI_Get_library_version`.
+    /// The first line of `MPI_Get_library_version`, its runs of white space and control
+    /// characters (MPICH writes a tab, a NUL may end it) made single spaces.
     pub library: String,
     /// The host it ran on.
     pub hostname: String,
@@ -153,12 +154,21 @@ pub struct NodeData {
     pub kind: Kind,
     /// Times entered (regions) or called (functions).
     pub calls: u64,
-    /// Inclusive time in nanoseconds.
+    /// Inclusive time in nanoseconds: measured, or estimated from the `timed_calls` of the
+    /// calls where fewer were timed (short MPI calls in region mode).
     pub time_ns: u64,
+    /// Calls whose time was measured (absent in older files: all of them).
+    #[serde(default = "all_timed")]
+    pub timed_calls: u64,
     /// Per [`RankProfile::columns`] entry: what the variable did while this node was innermost.
     pub metrics: Vec<MetricData>,
     /// Per [`RankProfile::event_types`] entry: instances raised while this node was innermost.
     pub events: Vec<u64>,
+}
+
+/// `timed_calls` of a file that lacks it: every call was timed.
+fn all_timed() -> u64 {
+    u64::MAX
 }
 
 /// What one variable did while a node was innermost: the engine's [`Metric`].
@@ -303,7 +313,14 @@ impl RankProfile {
         RankProfile {
             rank,
             size,
-            library: library.lines().next().unwrap_or("").trim().to_owned(),
+            library: library
+                .lines()
+                .next()
+                .unwrap_or("")
+                .split(|c: char| c.is_whitespace() || c.is_control())
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" "),
             hostname: hostname.to_owned(),
             program: program.to_vec(),
             root: report.root.clone(),
@@ -335,6 +352,7 @@ impl RankProfile {
                     kind: n.kind.into(),
                     calls: n.calls,
                     time_ns: n.time_ns,
+                    timed_calls: n.timed_calls,
                     metrics: n.metrics.iter().map(MetricData::from).collect(),
                     events: n.events.clone(),
                 })
@@ -396,6 +414,7 @@ mod tests {
                 kind: Kind::Region,
                 calls: 1,
                 time_ns: 42,
+                timed_calls: 1,
                 metrics: vec![
                     MetricData::zero(MetricKind::Samples),
                     MetricData::Raw { last: Some(3.5) },
