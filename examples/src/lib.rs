@@ -20,5 +20,6 @@ pub mod counts;
 pub mod list;
 pub mod mpir;
 pub mod mqd;
+pub mod prof;
 
 mod serde_util;

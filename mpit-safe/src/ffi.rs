@@ -647,6 +647,28 @@ impl RawObject {
         }
     }
 
+    /// The object's kind and its handle's bits: equal for the same live object, so a tool can
+    /// find the MPI_T handles it allocated for it (integers in MPICH, pointers in Open MPI).
+    pub(crate) fn identity(&self) -> (Bind, u64) {
+        fn b<T: HandleBits>(h: T) -> u64 {
+            h.bits()
+        }
+        let bits = match self.0 {
+            Raw::NoObject => 0,
+            Raw::Comm(h) => b(h),
+            Raw::Datatype(h) => b(h),
+            Raw::Errhandler(h) => b(h),
+            Raw::File(h) => b(h),
+            Raw::Group(h) => b(h),
+            Raw::Op(h) => b(h),
+            Raw::Request(h) => b(h),
+            Raw::Win(h) => b(h),
+            Raw::Message(h) => b(h),
+            Raw::Info(h) => b(h),
+        };
+        (self.bind(), bits)
+    }
+
     /// Calls `f` with the `void *obj_handle` MPI_T takes: a pointer to a copy of the handle
     /// (NULL for no object), valid for the duration of `f`.
     fn with_ptr<R>(mut self, f: impl FnOnce(*mut c_void) -> R) -> R {
@@ -674,6 +696,33 @@ impl RawObject {
         Ok(self)
     }
 }
+
+/// The bytes of a handle as a number: an `int` or a newtype of one (MPICH), a pointer (Open MPI).
+trait HandleBits: Copy {
+    fn bits(self) -> u64 {
+        const { assert!(size_of::<Self>() <= 8) };
+        let mut out = [0u8; 8];
+        // SAFETY: every MPI handle type is an integer, a pointer or a one-field newtype of one:
+        // no padding, every byte initialised, at most 8 bytes (asserted above); `self` lives
+        // for the borrow.
+        let bytes = unsafe {
+            std::slice::from_raw_parts((&self as *const Self).cast::<u8>(), size_of::<Self>())
+        };
+        out[..bytes.len()].copy_from_slice(bytes);
+        u64::from_ne_bytes(out)
+    }
+}
+
+impl HandleBits for sys::MPI_Comm {}
+impl HandleBits for sys::MPI_Datatype {}
+impl HandleBits for sys::MPI_Errhandler {}
+impl HandleBits for sys::MPI_File {}
+impl HandleBits for sys::MPI_Group {}
+impl HandleBits for sys::MPI_Op {}
+impl HandleBits for sys::MPI_Request {}
+impl HandleBits for sys::MPI_Win {}
+impl HandleBits for sys::MPI_Message {}
+impl HandleBits for sys::MPI_Info {}
 
 macro_rules! rsmpi_object {
     ($($ctor:ident: $($ty:ty),+;)*) => {$($(
@@ -1754,4 +1803,17 @@ mod events {
             *g
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The time stamp counter (the profiler's clock).
+
+/// The CPU's time stamp counter (`rdtsc`): a few cycles, no system call.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn tsc() -> u64 {
+    // SAFETY: `rdtsc` reads a register; it exists on every x86_64 CPU, touches no memory and
+    // cannot fault in user mode unless the kernel sets CR4.TSD, which Linux does only for
+    // processes that ask (prctl PR_SET_TSC) and then the profiler is not used with `tsc`.
+    unsafe { core::arch::x86_64::_rdtsc() }
 }

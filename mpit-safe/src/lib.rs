@@ -97,6 +97,7 @@ mod ffi;
 mod info_object;
 mod init;
 mod object;
+pub mod profile;
 mod query;
 pub mod quirks;
 mod raw;

@@ -9,7 +9,7 @@ use mpit_sys as sys;
 
 use crate::ffi::{self, RawPvarHandle, RawSession};
 use crate::init::{Mpit, level::Level};
-use crate::object::{MpiObject, NoObject};
+use crate::object::{MpiObject, NoObject, RawObject};
 use crate::query::index_arg;
 use crate::raw;
 
@@ -109,7 +109,9 @@ impl<'m, L: Level> Session<'m, L> {
     fn alloc<'s, T>(
         &'s self,
         index: usize,
-        obj: &'s (impl MpiObject + ?Sized),
+        // Not tied to 's here: the public callers tie it (`handle_for`), or the caller frees
+        // the handle before the object (`dyn_handle_raw`).
+        obj: &(impl MpiObject + ?Sized),
         type_ok: impl FnOnce(Datatype) -> Result<()>,
     ) -> Result<PvarHandle<'s, T, L>> {
         let i = index_arg(&self.mpit.init, index)?;
@@ -126,6 +128,21 @@ impl<'m, L: Level> Session<'m, L> {
             info,
             _session: PhantomData,
         })
+    }
+
+    /// A dynamic handle bound to a raw object the caller keeps alive (the profiler's object
+    /// hooks: the handle is freed before the object, see `profile::Profiler::object_freed`).
+    pub(crate) fn dyn_handle_raw(
+        &self,
+        index: usize,
+        obj: RawObject,
+    ) -> Result<DynPvarHandle<'_, L>> {
+        self.alloc(index, &obj, |_| Ok(()))
+    }
+
+    /// The token this session was created from.
+    pub(crate) fn mpit(&self) -> &'m Mpit<L> {
+        self.mpit
     }
 
     /// A handle on the unbound performance variable `index`, reading `T`.
@@ -247,7 +264,7 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
     }
 
     #[inline(always)]
-    fn read_raw<U: Scalar>(&self, buf: &mut [U]) -> Result<()> {
+    pub(crate) fn read_raw<U: Scalar>(&self, buf: &mut [U]) -> Result<()> {
         ffi::pvar_read(&self.handle, buf)
     }
 

@@ -1,0 +1,1474 @@
+//! A profiling engine over one performance experiment session (MPI-4.1 §16.3.7), after
+//! Caliper's MPIT service (spec 003): every performance variable sampled around program
+//! regions and MPI calls, its change attributed to where it happened, each variable summarised
+//! by the derived metric of its class (`mpit_core`'s trackers).
+//!
+//! - **Handles as variables and objects appear** (spec 003 §0.2): [`Profiler::new`] allocates
+//!   a handle for every variable bound to no object and starts the non-continuous ones;
+//!   [`Profiler::refresh`] picks up variables added since (MPICH registers them in `MPI_Init`);
+//!   [`Profiler::object_created`] allocates handles for the variables bound to a new
+//!   communicator, window, file, ... and [`Profiler::object_freed`] frees them before the
+//!   object goes.
+//! - **Regions** are nested and named, entered and left with a guard ([`Profiler::region`]) or
+//!   by name ([`Profiler::begin`] / [`Profiler::end`], for the C API of a preload library).
+//! - **MPI calls** are counted and timed per region with [`Profiler::call_enter`] /
+//!   [`Profiler::call_exit`]; each function is a child node of the region it was called in.
+//! - **Sampling** ([`Mode`]): in [`Mode::Region`] every handle is read at region boundaries
+//!   only, in [`Mode::Call`] also at every call's entry and exit. The change seen at a sample
+//!   is attributed to the node that was innermost since the previous sample (exclusive
+//!   metrics; a region's inclusive figure is the sum over its subtree).
+//! - **Derived metrics** per class (spec 003 §0.3-0.5, [`DerivedMetric`]): deltas for counters,
+//!   aggregates and timers ([`DeltaTracker`]: a drop is a reset), change count and amount for
+//!   watermarks ([`WatermarkTracker`]), count/min/max/sum of the samples for levels, sizes and
+//!   percentages, the last value for states and generic variables. A variable of several
+//!   elements contributes the sum of its elements; its per-element totals over the run are in
+//!   [`Report::elements`] (one row of a communication matrix for per-peer variables).
+//! - **Events** (with [`Config::events`], where the MPI has the event API): every event type
+//!   is registered and its instances are counted per region.
+//!
+//! The hot path (a call's entry and exit, a region's begin and end) takes no lock and, once a
+//! region or a (region, function) pair has been seen, allocates nothing: the state is in a
+//! `RefCell` (the profiler is `!Sync`; use one per thread), times come from the CPU's time stamp
+//! counter where it is invariant (`constant_tsc` and `nonstop_tsc`), else from the monotonic
+//! clock (vDSO, no system call).
+//!
+//! ```
+//! use mpit_safe::Mpit;
+//! use mpit_safe::profile::{Config, Profiler};
+//! let universe = mpi::initialize().unwrap();
+//! let mpit = Mpit::init()?;
+//! let session = mpit.session()?;
+//! let prof = Profiler::new(&session, Config::default())?;
+//! {
+//!     let _solve = prof.region("solve");
+//!     // ... MPI traffic ...
+//! }
+//! let report = prof.finish()?;
+//! assert_eq!(report.nodes[1].name, "solve");
+//! assert_eq!(report.nodes[1].calls, 1);
+//! # Ok::<(), mpit_safe::Error>(())
+//! ```
+
+#![forbid(unsafe_code)]
+
+use std::cell::RefCell;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+use mpit_core::{
+    Bind, Datatype, DeltaTracker, DerivedMetric, Error, PvarClass, PvarInfo, Result, Scalar,
+    Verbosity, Watermark, WatermarkTracker,
+};
+
+use crate::init::level::{Level, Single};
+use crate::object::RawObject;
+use crate::session::{DynPvarHandle, Session};
+
+/// When performance variables are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// At region boundaries (and at start and finish); MPI calls are only counted and timed.
+    #[default]
+    Region,
+    /// Also at the entry and exit of every MPI call (Caliper's mode): per-function metrics.
+    Call,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Region => "region",
+            Mode::Call => "call",
+        })
+    }
+}
+
+impl FromStr for Mode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Mode> {
+        match s {
+            "region" => Ok(Mode::Region),
+            "call" => Ok(Mode::Call),
+            _ => Err(Error::invalid_value(format!(
+                "profiling mode {s:?}: expected \"region\" or \"call\""
+            ))),
+        }
+    }
+}
+
+/// A predicate on variable names (e.g. a regular expression's match).
+pub type NameFilter = Box<dyn Fn(&str) -> bool>;
+
+/// Which performance variables are profiled; by default all of them.
+#[derive(Default)]
+pub struct Filter {
+    /// Keep a variable if this returns true for its name (e.g. a regular expression's match).
+    pub name: Option<NameFilter>,
+    /// Keep only these classes.
+    pub classes: Option<Vec<PvarClass>>,
+    /// Keep only variables at this verbosity or below (more basic, wider audience).
+    pub max_verbosity: Option<Verbosity>,
+}
+
+impl fmt::Debug for Filter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Filter")
+            .field("name", &self.name.as_ref().map(|_| "<fn>"))
+            .field("classes", &self.classes)
+            .field("max_verbosity", &self.max_verbosity)
+            .finish()
+    }
+}
+
+impl Filter {
+    /// Why the filter drops `info`, if it does.
+    fn rejects(&self, info: &PvarInfo) -> Option<&'static str> {
+        if let Some(f) = &self.name
+            && !f(&info.name.to_string_lossy())
+        {
+            return Some("filtered out by name");
+        }
+        if let Some(c) = &self.classes
+            && !c.contains(&info.class)
+        {
+            return Some("filtered out by class");
+        }
+        if let Some(v) = self.max_verbosity
+            && info.verbosity > v
+        {
+            return Some("filtered out by verbosity");
+        }
+        None
+    }
+}
+
+/// How to profile.
+#[derive(Debug)]
+pub struct Config {
+    /// When variables are read.
+    pub mode: Mode,
+    /// Which variables.
+    pub filter: Filter,
+    /// Names of the MPI functions a caller reports calls of; a call is identified by its
+    /// index here ([`Profiler::call_enter`]).
+    pub functions: Vec<&'static str>,
+    /// Name of the root region, open from [`Profiler::new`] to [`Profiler::finish`].
+    pub root: String,
+    /// Register for every event type and count its instances per region (MPI-4 events; no
+    /// effect where the MPI lacks the event API).
+    pub events: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            mode: Mode::Region,
+            filter: Filter::default(),
+            functions: Vec::new(),
+            root: "main".into(),
+            events: false,
+        }
+    }
+}
+
+/// One profiled performance variable.
+#[derive(Clone, Debug)]
+pub struct Column {
+    /// What `MPI_T_pvar_get_info` said.
+    pub info: PvarInfo,
+    /// The derived metric of its class.
+    pub metric: DerivedMetric,
+    /// Handles allocated for it over the run (one per bound object).
+    pub handles: usize,
+    /// Whether it had to be started (not continuous) and was.
+    pub started: bool,
+}
+
+/// A node of the call tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    /// A program region.
+    Region,
+    /// An MPI function called in the parent region.
+    Function,
+}
+
+/// What one variable did while a node was innermost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Metric {
+    /// Counter, aggregate, timer: the sum of the deltas.
+    Delta {
+        /// Sum of the deltas.
+        sum: f64,
+    },
+    /// High or low watermark: how often and how much it moved, and its last value.
+    Watermark {
+        /// Number of samples at which it moved.
+        changes: u64,
+        /// Cumulative amount it moved.
+        amount: f64,
+        /// The last value read.
+        last: Option<f64>,
+    },
+    /// Level, size, percentage: statistics of the samples.
+    Samples {
+        /// Number of samples.
+        count: u64,
+        /// Smallest sample (`+inf` without samples).
+        min: f64,
+        /// Largest sample (`-inf` without samples).
+        max: f64,
+        /// Sum of the samples (the mean is `sum / count`).
+        sum: f64,
+    },
+    /// State, generic: the last value read.
+    Raw {
+        /// The last value read.
+        last: Option<f64>,
+    },
+}
+
+impl Metric {
+    fn zero(metric: DerivedMetric) -> Metric {
+        match metric {
+            DerivedMetric::Delta => Metric::Delta { sum: 0.0 },
+            DerivedMetric::WatermarkChange => Metric::Watermark {
+                changes: 0,
+                amount: 0.0,
+                last: None,
+            },
+            DerivedMetric::Sampled => Metric::Samples {
+                count: 0,
+                min: f64::INFINITY,
+                max: f64::NEG_INFINITY,
+                sum: 0.0,
+            },
+            DerivedMetric::Raw => Metric::Raw { last: None },
+        }
+    }
+}
+
+/// A node of the profile's call tree with its exclusive metrics.
+#[derive(Clone, Debug)]
+pub struct NodeReport {
+    /// The parent node's index in [`Report::nodes`] (`None` for the root).
+    pub parent: Option<usize>,
+    /// Region or function name.
+    pub name: String,
+    /// Region or MPI function.
+    pub kind: NodeKind,
+    /// Times entered (regions) or called (functions).
+    pub calls: u64,
+    /// Inclusive time in nanoseconds: measured, or estimated from `timed_calls` of the calls
+    /// where fewer were timed (short MPI calls in [`Mode::Region`]).
+    pub time_ns: u64,
+    /// Calls whose time was measured: all for regions and in [`Mode::Call`]; in
+    /// [`Mode::Region`], for calls shorter than 5 µs on average, one in 16 at random (two clock
+    /// reads would otherwise cost a 0-byte message 10%).
+    pub timed_calls: u64,
+    /// Per [`Report::columns`] entry: what the variable did while this node was innermost.
+    pub metrics: Vec<Metric>,
+    /// Per [`Report::event_types`] entry: instances raised while this region was innermost.
+    pub events: Vec<u64>,
+}
+
+/// The elements of one handle of several elements, over the whole run.
+#[derive(Clone, Debug)]
+pub struct Elements {
+    /// The variable's index in [`Report::columns`].
+    pub column: usize,
+    /// The label of the object the handle was bound to ([`Profiler::object_created`]).
+    pub object: String,
+    /// Per element: the delta over the run for counters, aggregates and timers, the last value
+    /// otherwise.
+    pub values: Vec<f64>,
+}
+
+/// A variable that was not profiled, and why.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    /// Its index.
+    pub index: usize,
+    /// Its name, if `MPI_T_pvar_get_info` gave one.
+    pub name: Option<String>,
+    /// Why (a hole, the filter, a refused allocation or start).
+    pub reason: String,
+}
+
+/// What a profiler measured in one process.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The root region's name.
+    pub root: String,
+    /// The sampling mode.
+    pub mode: Mode,
+    /// The clock: `"tsc"` or `"monotonic"`.
+    pub clock: &'static str,
+    /// From [`Profiler::new`] to [`Profiler::finish`], in nanoseconds.
+    pub duration_ns: u64,
+    /// The profiled variables.
+    pub columns: Vec<Column>,
+    /// The call tree: `nodes[0]` is the root, a parent comes before its children.
+    pub nodes: Vec<NodeReport>,
+    /// Per-element totals of handles with several elements.
+    pub elements: Vec<Elements>,
+    /// Variables not profiled.
+    pub skipped: Vec<Skipped>,
+    /// Event types counted, in [`NodeReport::events`] order.
+    pub event_types: Vec<String>,
+    /// Things the reader should know (mismatched region ends, failed reads, ...).
+    pub notes: Vec<String>,
+}
+
+/// The start of a call, from [`Profiler::call_enter`] to [`Profiler::call_exit`].
+#[derive(Clone, Copy, Debug)]
+#[must_use = "pass it to call_exit"]
+pub struct CallStart {
+    t0: u64,
+    node: u32,
+    timed: bool,
+    sampled: bool,
+}
+
+/// Ends its region when dropped ([`Profiler::region`]).
+#[must_use = "the region ends when the guard is dropped"]
+pub struct RegionGuard<'p> {
+    prof: &'p dyn EndTo,
+    depth: usize,
+}
+
+impl fmt::Debug for RegionGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegionGuard")
+            .field("depth", &self.depth)
+            .finish()
+    }
+}
+
+impl Drop for RegionGuard<'_> {
+    fn drop(&mut self) {
+        if self.depth > 0 {
+            self.prof.end_to_depth(self.depth);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clock.
+
+struct Clock {
+    kind: ClockKind,
+    /// [`LONG_CALL_NS`] in ticks.
+    long_call: u64,
+}
+
+enum ClockKind {
+    #[cfg(target_arch = "x86_64")]
+    Tsc {
+        t0: u64,
+        i0: Instant,
+    },
+    Monotonic(Instant),
+}
+
+impl Clock {
+    fn new() -> Clock {
+        #[cfg(target_arch = "x86_64")]
+        if invariant_tsc() {
+            // A rough rate for the long-call threshold (the report calibrates over the run).
+            let (i0, t0) = (Instant::now(), crate::ffi::tsc());
+            while i0.elapsed().as_micros() < 200 {}
+            let per_ns =
+                crate::ffi::tsc().saturating_sub(t0) as f64 / i0.elapsed().as_nanos().max(1) as f64;
+            return Clock {
+                kind: ClockKind::Tsc {
+                    t0: crate::ffi::tsc(),
+                    i0: Instant::now(),
+                },
+                long_call: (LONG_CALL_NS * per_ns.max(0.1)) as u64,
+            };
+        }
+        Clock {
+            kind: ClockKind::Monotonic(Instant::now()),
+            long_call: LONG_CALL_NS as u64,
+        }
+    }
+
+    #[inline(always)]
+    fn now(&self) -> u64 {
+        match &self.kind {
+            #[cfg(target_arch = "x86_64")]
+            ClockKind::Tsc { .. } => crate::ffi::tsc(),
+            ClockKind::Monotonic(i0) => i0.elapsed().as_nanos() as u64,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self.kind {
+            #[cfg(target_arch = "x86_64")]
+            ClockKind::Tsc { .. } => "tsc",
+            ClockKind::Monotonic(_) => "monotonic",
+        }
+    }
+
+    /// Nanoseconds per tick (calibrated over the run for the TSC) and the run's duration.
+    fn calibrate(&self) -> (f64, u64) {
+        match &self.kind {
+            #[cfg(target_arch = "x86_64")]
+            ClockKind::Tsc { t0, i0 } => {
+                let ns = i0.elapsed().as_nanos() as u64;
+                let ticks = crate::ffi::tsc().saturating_sub(*t0);
+                (
+                    if ticks == 0 {
+                        1.0
+                    } else {
+                        ns as f64 / ticks as f64
+                    },
+                    ns,
+                )
+            }
+            ClockKind::Monotonic(i0) => (1.0, i0.elapsed().as_nanos() as u64),
+        }
+    }
+}
+
+/// Whether the CPU says its TSC ticks at a constant rate through frequency and sleep states.
+#[cfg(target_arch = "x86_64")]
+fn invariant_tsc() -> bool {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .map(|s| {
+            let flags = s.lines().find(|l| l.starts_with("flags")).unwrap_or("");
+            let has = |f: &str| flags.split_whitespace().any(|w| w == f);
+            has("constant_tsc") && has("nonstop_tsc")
+        })
+        .unwrap_or(false)
+}
+
+// ---------------------------------------------------------------------------------------------
+// State.
+
+const NONE: u32 = u32::MAX;
+
+/// In [`Mode::Region`], a function's calls are all timed until they average [`LONG_CALL_NS`];
+/// shorter ones are timed one in `TIME_ONE_IN` at random after the first [`TIME_FIRST`], and
+/// their total is estimated from those (unbiased; counts stay exact). Two clock reads cost
+/// about 25 ns here (`rdtsc` in a VM), 10% of a 0-byte message between two ranks.
+const TIME_ONE_IN: u32 = 16;
+/// Calls of a (region, function) pair that are always timed.
+const TIME_FIRST: u64 = 4;
+/// The average duration from which every call is timed (two clock reads are then < 0.5%).
+const LONG_CALL_NS: f64 = 5_000.0;
+
+struct Node {
+    parent: u32,
+    name: Box<str>,
+    kind: NodeKind,
+    calls: u64,
+    ticks: u64,
+    /// Calls whose time was measured (all of them for regions).
+    timed: u64,
+    /// Calls long enough on average that measuring each costs nothing worth saving.
+    always_timed: bool,
+    metrics: Vec<Metric>,
+    /// Region children, searched by name.
+    regions: Vec<u32>,
+    /// Function children by function index (empty until the first call in this node).
+    functions: Vec<u32>,
+}
+
+/// How a handle's elements are read: the Rust type of the variable's datatype.
+#[derive(Clone, Copy, Debug)]
+enum Lane {
+    I32,
+    U32,
+    I64,
+    U64,
+    F64,
+    U8,
+    I16,
+}
+
+impl Lane {
+    fn of(dt: Datatype) -> Option<Lane> {
+        [
+            (i32::accepts(dt), Lane::I32),
+            (u32::accepts(dt), Lane::U32),
+            (i64::accepts(dt), Lane::I64),
+            (u64::accepts(dt), Lane::U64),
+            (f64::accepts(dt), Lane::F64),
+            (u8::accepts(dt), Lane::U8),
+            (i16::accepts(dt), Lane::I16),
+        ]
+        .into_iter()
+        .find_map(|(ok, l)| ok.then_some(l))
+    }
+}
+
+/// Scratch buffers, one per lane, as long as the longest handle.
+#[derive(Default)]
+struct Scratch {
+    i32: Vec<i32>,
+    u32: Vec<u32>,
+    i64: Vec<i64>,
+    u64: Vec<u64>,
+    f64: Vec<f64>,
+    u8: Vec<u8>,
+    i16: Vec<i16>,
+}
+
+impl Scratch {
+    fn grow(&mut self, n: usize) {
+        fn g<T: Default + Clone>(v: &mut Vec<T>, n: usize) {
+            if v.len() < n {
+                v.resize(n, T::default());
+            }
+        }
+        g(&mut self.i32, n);
+        g(&mut self.u32, n);
+        g(&mut self.i64, n);
+        g(&mut self.u64, n);
+        g(&mut self.f64, n);
+        g(&mut self.u8, n);
+        g(&mut self.i16, n);
+    }
+}
+
+/// Per-class state of one handle between samples.
+enum Track {
+    Delta(DeltaTracker<f64>),
+    Watermark(WatermarkTracker<f64>),
+    Plain,
+}
+
+struct Slot<'s, L: Level> {
+    handle: DynPvarHandle<'s, L>,
+    column: usize,
+    lane: Lane,
+    count: usize,
+    track: Track,
+    /// The object it is bound to ((kind, bits); `None` for unbound) and its label.
+    object: Option<(Bind, u64)>,
+    label: Box<str>,
+    /// Per-element values at allocation (handles of several elements).
+    first: Vec<f64>,
+    failures: u64,
+}
+
+/// Reads a handle's elements through the scratch buffer of its lane: the sum, and the elements
+/// into `out` when given.
+#[inline(always)]
+fn read_sum<L: Level>(
+    h: &DynPvarHandle<'_, L>,
+    lane: Lane,
+    n: usize,
+    s: &mut Scratch,
+    mut out: Option<&mut Vec<f64>>,
+) -> Result<f64> {
+    macro_rules! lane {
+        ($buf:ident) => {{
+            let buf = &mut s.$buf[..n];
+            h.read_raw(buf)?;
+            let mut sum = 0.0;
+            for &x in buf.iter() {
+                let v = x as f64;
+                sum += v;
+                if let Some(o) = out.as_deref_mut() {
+                    o.push(v);
+                }
+            }
+            Ok(sum)
+        }};
+    }
+    match lane {
+        Lane::I32 => lane!(i32),
+        Lane::U32 => lane!(u32),
+        Lane::I64 => lane!(i64),
+        Lane::U64 => lane!(u64),
+        Lane::F64 => lane!(f64),
+        Lane::U8 => lane!(u8),
+        Lane::I16 => lane!(i16),
+    }
+}
+
+struct Frame {
+    node: u32,
+    t0: u64,
+}
+
+/// A variable bound to an object kind, waiting for objects of that kind.
+struct Bound {
+    index: usize,
+    column: usize,
+}
+
+struct State<'s, L: Level> {
+    nodes: Vec<Node>,
+    stack: Vec<Frame>,
+    columns: Vec<Column>,
+    /// Column of each variable index already examined (`NONE`: skipped).
+    by_index: Vec<u32>,
+    bound: Vec<(Bind, Bound)>,
+    objects: Vec<(RawObject, Box<str>)>,
+    slots: Vec<Slot<'s, L>>,
+    scratch: Scratch,
+    skipped: Vec<Skipped>,
+    elements: Vec<Elements>,
+    notes: Vec<String>,
+    in_call: u32,
+    mismatches: u64,
+    /// xorshift32 state: which short calls are timed.
+    rng: u32,
+}
+
+/// Counts of event instances per (region node, event type), shared with the callbacks.
+struct EventCounts {
+    current: AtomicUsize,
+    types: usize,
+    counts: Box<[AtomicU64]>,
+    overflow: AtomicU64,
+}
+
+/// Region nodes whose events are counted; events in later nodes go to `overflow`.
+const EVENT_NODES: usize = 4096;
+
+impl EventCounts {
+    #[inline(always)]
+    fn set_current(&self, node: u32) {
+        self.current.store(node as usize, Relaxed);
+    }
+
+    #[cfg_attr(not(mpit_events), allow(dead_code))]
+    fn count(&self, ty: usize) {
+        let n = self.current.load(Relaxed);
+        match self.counts.get(n * self.types + ty) {
+            Some(c) if n < EVENT_NODES => c.fetch_add(1, Relaxed),
+            _ => self.overflow.fetch_add(1, Relaxed),
+        };
+    }
+}
+
+#[cfg(mpit_events)]
+type Registrations<'m, L> = Vec<crate::registration::Registration<'m, L>>;
+#[cfg(not(mpit_events))]
+type Registrations<'m, L> = Vec<std::marker::PhantomData<&'m L>>;
+
+/// The profiling engine: one session's handles on every (selected) performance variable,
+/// regions, per-function calls and times. See the [module documentation](self).
+pub struct Profiler<'s, L: Level = Single> {
+    session: &'s Session<'s, L>,
+    mode: Mode,
+    filter: Filter,
+    functions: Vec<&'static str>,
+    clock: Clock,
+    state: RefCell<State<'s, L>>,
+    events: Option<Arc<EventCounts>>,
+    event_types: Vec<String>,
+    registrations: Registrations<'s, L>,
+    /// Entry points that found the state in use (re-entrance from a callback): skipped.
+    reentered: AtomicU64,
+}
+
+impl<L: Level> fmt::Debug for Profiler<'_, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Profiler")
+            .field("mode", &self.mode)
+            .field("clock", &self.clock.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s, L: Level> Profiler<'s, L> {
+    /// A profiler on `session`: handles for every unbound variable (started if not
+    /// continuous), the root region open, a first sample as the baseline.
+    ///
+    /// MPICH registers its variables in `MPI_Init`: created before it, call
+    /// [`Profiler::refresh`] after it.
+    pub fn new(session: &'s Session<'_, L>, config: Config) -> Result<Profiler<'s, L>> {
+        // A session borrowed for 's from a token that lives at least as long.
+        let session: &'s Session<'s, L> = session;
+        let clock = Clock::new();
+        let root = Node {
+            parent: NONE,
+            name: config.root.into_boxed_str(),
+            kind: NodeKind::Region,
+            calls: 1,
+            ticks: 0,
+            timed: 1,
+            always_timed: true,
+            metrics: Vec::new(),
+            regions: Vec::new(),
+            functions: Vec::new(),
+        };
+        let mut state = State {
+            nodes: vec![root],
+            stack: Vec::with_capacity(64),
+            columns: Vec::new(),
+            by_index: Vec::new(),
+            bound: Vec::new(),
+            objects: Vec::new(),
+            slots: Vec::new(),
+            scratch: Scratch::default(),
+            skipped: Vec::new(),
+            elements: Vec::new(),
+            notes: Vec::new(),
+            in_call: 0,
+            mismatches: 0,
+            rng: 0x9e37_79b9,
+        };
+        state.stack.push(Frame {
+            node: 0,
+            t0: clock.now(),
+        });
+        let mut p = Profiler {
+            session,
+            mode: config.mode,
+            filter: config.filter,
+            functions: config.functions,
+            clock,
+            state: RefCell::new(state),
+            events: None,
+            event_types: Vec::new(),
+            registrations: Default::default(),
+            reentered: AtomicU64::new(0),
+        };
+        p.refresh()?;
+        if config.events {
+            p.register_events()?;
+        }
+        Ok(p)
+    }
+
+    /// The sampling mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The function names calls are reported against.
+    pub fn functions(&self) -> &[&'static str] {
+        &self.functions
+    }
+
+    /// Examines the variables added since the last look (`MPI_T_pvar_get_num` grew): handles
+    /// for the unbound ones and for bound ones on the objects already known. Returns the
+    /// number of handles allocated.
+    ///
+    /// MPI-4.1 §16.3.7: the number of variables may grow, indices never change.
+    pub fn refresh(&self) -> Result<usize> {
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            self.reentered.fetch_add(1, Relaxed);
+            return Ok(0);
+        };
+        self.refresh_locked(&mut st)
+    }
+
+    fn refresh_locked(&self, st: &mut State<'s, L>) -> Result<usize> {
+        let mpit = self.session.mpit();
+        let n = mpit.pvar_count()?;
+        let before = st.slots.len();
+        for index in st.by_index.len()..n {
+            st.by_index.push(NONE);
+            let info = match mpit.pvar_info(index) {
+                Ok(info) => info,
+                Err(e) => {
+                    st.skipped.push(Skipped {
+                        index,
+                        name: None,
+                        reason: format!("no information (a hole): {e}"),
+                    });
+                    continue;
+                }
+            };
+            if let Some(why) = self.filter.rejects(&info) {
+                st.skipped.push(Skipped {
+                    index,
+                    name: Some(info.name.to_string()),
+                    reason: why.into(),
+                });
+                continue;
+            }
+            if Lane::of(info.datatype).is_none() {
+                st.skipped.push(Skipped {
+                    index,
+                    name: Some(info.name.to_string()),
+                    reason: format!("datatype {} is not numeric", info.datatype),
+                });
+                continue;
+            }
+            let column = st.columns.len();
+            let bind = info.bind;
+            let metric = info.class.derived_metric();
+            st.columns.push(Column {
+                info,
+                metric,
+                handles: 0,
+                started: false,
+            });
+            for node in &mut st.nodes {
+                node.metrics.push(Metric::zero(metric));
+            }
+            st.by_index[index] = column as u32;
+            if bind == Bind::NoObject {
+                self.allocate(st, index, column, RawObject::NO_OBJECT, "");
+            } else {
+                st.bound.push((bind, Bound { index, column }));
+                let objects: Vec<(RawObject, Box<str>)> = st
+                    .objects
+                    .iter()
+                    .filter(|(o, _)| o.bind() == bind)
+                    .cloned()
+                    .collect();
+                for (obj, label) in objects {
+                    self.allocate(st, index, column, obj, &label);
+                }
+            }
+        }
+        // A column none of whose handles could be allocated stays in the report (a bound
+        // variable may get objects later); unbound ones refused are listed as skipped.
+        Ok(st.slots.len() - before)
+    }
+
+    /// Allocates (and starts) one handle; a refusal is recorded as skipped.
+    fn allocate(
+        &self,
+        st: &mut State<'s, L>,
+        index: usize,
+        column: usize,
+        obj: RawObject,
+        label: &str,
+    ) {
+        let name = || Some(st_name(&st.columns[column].info));
+        let handle = match self.session.dyn_handle_raw(index, obj) {
+            Ok(h) => h,
+            Err(e) => {
+                let reason = if label.is_empty() {
+                    format!("handle refused: {e}")
+                } else {
+                    format!("handle for {label} refused: {e}")
+                };
+                let name = name();
+                st.skipped.push(Skipped {
+                    index,
+                    name,
+                    reason,
+                });
+                return;
+            }
+        };
+        let info = st.columns[column].info.clone();
+        if !info.continuous {
+            if let Err(e) = handle.start() {
+                let name = name();
+                st.skipped.push(Skipped {
+                    index,
+                    name,
+                    reason: format!("start refused: {e}"),
+                });
+                return;
+            }
+            st.columns[column].started = true;
+        }
+        st.columns[column].handles += 1;
+        let count = handle.count();
+        st.scratch.grow(count);
+        let Some(lane) = Lane::of(info.datatype) else {
+            return;
+        };
+        let track = match info.class.derived_metric() {
+            DerivedMetric::Delta => Track::Delta(DeltaTracker::new()),
+            DerivedMetric::WatermarkChange => Track::Watermark(WatermarkTracker::new(
+                if info.class == PvarClass::LowWatermark {
+                    Watermark::Low
+                } else {
+                    Watermark::High
+                },
+            )),
+            _ => Track::Plain,
+        };
+        let mut first = Vec::new();
+        let mut failures = 0;
+        // The baseline: what the handle holds at allocation is not the program's doing.
+        let base = read_sum(
+            &handle,
+            lane,
+            count,
+            &mut st.scratch,
+            (count > 1).then_some(&mut first),
+        );
+        let track = match (track, base) {
+            (Track::Delta(_), Ok(b)) => Track::Delta(DeltaTracker::starting_at(b)),
+            (Track::Watermark(mut w), Ok(b)) => {
+                w.observe(b);
+                Track::Watermark(w)
+            }
+            (t, Err(_)) => {
+                failures += 1;
+                t
+            }
+            (t, Ok(_)) => t,
+        };
+        st.slots.push(Slot {
+            handle,
+            column,
+            lane,
+            count,
+            track,
+            object: (obj.bind() != Bind::NoObject).then(|| obj.identity()),
+            label: label.into(),
+            first,
+            failures,
+        });
+    }
+
+    /// Allocates handles for every variable bound to `obj`'s kind (call after the object is
+    /// created; `label` names it in the report, e.g. `"MPI_COMM_WORLD"`). Returns how many.
+    /// Looks for new variables first, as [`Profiler::refresh`] does.
+    ///
+    /// Spec 003 §0.2: handles for bound variables are allocated as objects appear.
+    pub fn object_created(&self, obj: RawObject, label: &str) -> Result<usize> {
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            self.reentered.fetch_add(1, Relaxed);
+            return Ok(0);
+        };
+        // Variables may appear with the components objects bring (spec 003 §0.2: Caliper looks
+        // again in the wrappers of object constructors); those found now get handles on every
+        // known object, this one included once it is known.
+        if let Err(e) = self.refresh_locked(&mut st) {
+            st.notes
+                .push(format!("looking for new variables failed: {e}"));
+        }
+        let before = st.slots.len();
+        st.objects.push((obj, label.into()));
+        let wanted: Vec<(usize, usize)> = st
+            .bound
+            .iter()
+            .filter(|(b, _)| *b == obj.bind())
+            .map(|(_, b)| (b.index, b.column))
+            .collect();
+        for (index, column) in wanted {
+            self.allocate(&mut st, index, column, obj, label);
+        }
+        Ok(st.slots.len() - before)
+    }
+
+    /// Frees the handles bound to `obj` (call before the object is freed), after a last
+    /// sample of them attributed to the innermost node.
+    pub fn object_freed(&self, obj: RawObject) {
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            self.reentered.fetch_add(1, Relaxed);
+            return;
+        };
+        let id = obj.identity();
+        st.objects.retain(|(o, _)| o.identity() != id);
+        if !st.slots.iter().any(|s| s.object == Some(id)) {
+            return;
+        }
+        let node = st.innermost();
+        self.sample_into(&mut st, node);
+        let mut i = 0;
+        while i < st.slots.len() {
+            if st.slots[i].object == Some(id) {
+                let slot = st.slots.swap_remove(i);
+                st.retire(slot);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Enters region `name` inside the innermost one; it ends when the guard is dropped
+    /// (together with any region entered inside it and not ended).
+    pub fn region(&self, name: &str) -> RegionGuard<'_> {
+        let depth = self.begin_depth(name);
+        RegionGuard { prof: self, depth }
+    }
+
+    /// Enters region `name` inside the innermost one (for C APIs; end it with [`Profiler::end`]).
+    pub fn begin(&self, name: &str) {
+        self.begin_depth(name);
+    }
+
+    /// Enters a region; returns the stack depth to end back to (0: not entered).
+    fn begin_depth(&self, name: &str) -> usize {
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            self.reentered.fetch_add(1, Relaxed);
+            return 0;
+        };
+        let t = self.clock.now();
+        let top = st.innermost();
+        if st.in_call == 0 || self.mode == Mode::Region {
+            self.sample_into(&mut st, top);
+        }
+        let node = st.region_child(top, name);
+        st.nodes[node as usize].calls += 1;
+        st.nodes[node as usize].timed += 1;
+        st.stack.push(Frame { node, t0: t });
+        if let Some(ev) = &self.events {
+            ev.set_current(node);
+        }
+        st.stack.len() - 1
+    }
+
+    /// Ends region `name`: the innermost region if it has that name, else the nearest
+    /// enclosing one of that name together with the regions inside it (counted as a
+    /// mismatch). A name that is not open is an error ([`Error::InvalidValue`]) and changes
+    /// nothing; the root region ends only in [`Profiler::finish`].
+    pub fn end(&self, name: &str) -> Result<()> {
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            self.reentered.fetch_add(1, Relaxed);
+            return Ok(());
+        };
+        let found = st
+            .stack
+            .iter()
+            .enumerate()
+            .skip(1)
+            .rev()
+            .find(|(_, f)| &*st.nodes[f.node as usize].name == name)
+            .map(|(i, _)| i);
+        match found {
+            Some(depth) => {
+                if depth + 1 != st.stack.len() {
+                    st.mismatches += 1;
+                }
+                self.end_to(&mut st, depth);
+                Ok(())
+            }
+            None => {
+                st.mismatches += 1;
+                Err(Error::invalid_value(format!(
+                    "region {name:?} is not open (open: {})",
+                    st.open_names()
+                )))
+            }
+        }
+    }
+
+    /// Pops frames until the stack is `depth` long, with a sample attributed to each.
+    fn end_to(&self, st: &mut State<'s, L>, depth: usize) {
+        let depth = depth.max(1);
+        while st.stack.len() > depth {
+            let top = st.innermost();
+            self.sample_into(st, top);
+            let t = self.clock.now();
+            if let Some(f) = st.stack.pop() {
+                let n = &mut st.nodes[f.node as usize];
+                n.ticks += t.saturating_sub(f.t0);
+            }
+        }
+        if let Some(ev) = &self.events {
+            ev.set_current(st.innermost());
+        }
+    }
+
+    /// The entry of MPI function `function` (an index into [`Config::functions`]): in
+    /// [`Mode::Call`] a sample attributed to the innermost region.
+    #[inline]
+    pub fn call_enter(&self, function: usize) -> CallStart {
+        let mut start = CallStart {
+            t0: 0,
+            node: NONE,
+            timed: false,
+            sampled: false,
+        };
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            self.reentered.fetch_add(1, Relaxed);
+            return start;
+        };
+        let Some(&name) = self.functions.get(function) else {
+            return start;
+        };
+        let top = st.innermost();
+        start.node = st.function_child(top, function, self.functions.len(), name);
+        if self.mode == Mode::Call && st.in_call == 0 {
+            self.sample_into(&mut st, top);
+            start.sampled = true;
+        }
+        st.in_call += 1;
+        start.timed = self.mode == Mode::Call || {
+            let n = &st.nodes[start.node as usize];
+            n.always_timed || n.calls < TIME_FIRST || st.draw()
+        };
+        drop(st);
+        if start.timed {
+            start.t0 = self.clock.now();
+        }
+        start
+    }
+
+    /// The exit of the call `start` began: counted and timed under the region it was entered
+    /// in; in [`Mode::Call`] a sample attributed to the function.
+    #[inline]
+    pub fn call_exit(&self, start: CallStart) {
+        let t = if start.timed { self.clock.now() } else { 0 };
+        if start.node == NONE {
+            return;
+        }
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            self.reentered.fetch_add(1, Relaxed);
+            return;
+        };
+        st.in_call = st.in_call.saturating_sub(1);
+        let long = self.clock.long_call;
+        let n = &mut st.nodes[start.node as usize];
+        n.calls += 1;
+        if start.timed {
+            n.ticks += t.saturating_sub(start.t0);
+            n.timed += 1;
+            n.always_timed |= n.ticks > long.saturating_mul(n.timed);
+        }
+        if start.sampled {
+            self.sample_into(&mut st, start.node);
+        }
+    }
+
+    /// Reads every handle and attributes the change since the previous sample to `node`.
+    #[inline(always)]
+    fn sample_into(&self, st: &mut State<'s, L>, node: u32) {
+        sample(st, node)
+    }
+
+    /// Ends every open region and the root with a last sample, reads the per-element totals,
+    /// frees every handle and registration, and returns what was measured.
+    pub fn finish(self) -> Result<Report> {
+        let Profiler {
+            state,
+            clock,
+            mode,
+            events,
+            event_types,
+            registrations,
+            reentered,
+            ..
+        } = self;
+        let mut st = state.into_inner();
+        // The last sample of each open region, innermost first, then its time.
+        while let Some(top) = st.stack.last().map(|f| f.node) {
+            sample(&mut st, top);
+            let t = clock.now();
+            if let Some(f) = st.stack.pop() {
+                st.nodes[f.node as usize].ticks += t.saturating_sub(f.t0);
+            }
+        }
+        drop(registrations);
+        let (ns_per_tick, duration_ns) = clock.calibrate();
+        for slot in std::mem::take(&mut st.slots) {
+            st.retire(slot);
+        }
+        let mut notes = std::mem::take(&mut st.notes);
+        if st.mismatches > 0 {
+            notes.push(format!(
+                "{} region end(s) did not match the innermost region",
+                st.mismatches
+            ));
+        }
+        let reentered = reentered.into_inner();
+        if reentered > 0 {
+            notes.push(format!(
+                "{reentered} entries into the profiler while it was busy (re-entrance) were not recorded"
+            ));
+        }
+        let ev_counts: Option<Arc<EventCounts>> = events;
+        if let Some(ev) = &ev_counts {
+            let o = ev.overflow.load(Relaxed);
+            if o > 0 {
+                notes.push(format!(
+                    "{o} events in regions beyond the first {EVENT_NODES} were not attributed"
+                ));
+            }
+        }
+        let nodes = st
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| NodeReport {
+                parent: (n.parent != NONE).then_some(n.parent as usize),
+                name: n.name.to_string(),
+                kind: n.kind,
+                calls: n.calls,
+                // Estimated from the timed calls where not every call was timed.
+                time_ns: (n.ticks as f64 * ns_per_tick * n.calls as f64 / n.timed.max(1) as f64)
+                    .round() as u64,
+                timed_calls: n.timed,
+                metrics: n.metrics.clone(),
+                events: match &ev_counts {
+                    Some(ev) if i < EVENT_NODES && n.kind == NodeKind::Region => (0..ev.types)
+                        .map(|t| ev.counts[i * ev.types + t].load(Relaxed))
+                        .collect(),
+                    _ => vec![0; event_types.len()],
+                },
+            })
+            .collect();
+        Ok(Report {
+            root: st.nodes[0].name.to_string(),
+            mode,
+            clock: clock.name(),
+            duration_ns,
+            columns: st.columns,
+            nodes,
+            elements: st.elements,
+            skipped: st.skipped,
+            event_types,
+            notes,
+        })
+    }
+
+    #[cfg(mpit_events)]
+    fn register_events(&mut self) -> Result<()> {
+        use mpit_core::CbSafety;
+        let mpit = self.session.mpit();
+        let types = match mpit.events() {
+            Ok(l) => l.entries,
+            Err(e) => {
+                self.note(format!("event types not listed: {e}"));
+                return Ok(());
+            }
+        };
+        let counts = Arc::new(EventCounts {
+            current: AtomicUsize::new(0),
+            types: types.len(),
+            counts: (0..types.len() * EVENT_NODES)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            overflow: AtomicU64::new(0),
+        });
+        for (t, info) in types.iter().enumerate() {
+            if info.bind != Bind::NoObject {
+                self.note(format!(
+                    "event type {} is bound to {}: not registered",
+                    info.name, info.bind
+                ));
+                continue;
+            }
+            let mut b = mpit.event_registration(info.index, &crate::object::NoObject);
+            for level in [
+                CbSafety::AsyncSignalSafe,
+                CbSafety::MpiRestricted,
+                CbSafety::ThreadSafe,
+                CbSafety::None,
+            ] {
+                let c = Arc::clone(&counts);
+                b = b.on_event(level, move |_| c.count(t));
+            }
+            match b.register() {
+                Ok(r) => self.registrations.push(r),
+                Err(e) => self.note(format!(
+                    "event type {}: registration refused: {e}",
+                    info.name
+                )),
+            }
+            self.event_types.push(info.name.to_string());
+        }
+        self.events = Some(counts);
+        Ok(())
+    }
+
+    #[cfg(not(mpit_events))]
+    fn register_events(&mut self) -> Result<()> {
+        self.note("events: this MPI's header has no event API (MPI-4.0 §16.3.8)".into());
+        Ok(())
+    }
+
+    fn note(&self, s: String) {
+        if let Ok(mut st) = self.state.try_borrow_mut() {
+            st.notes.push(s);
+        }
+    }
+}
+
+/// The name of a column's variable.
+fn st_name(info: &PvarInfo) -> String {
+    info.name.to_string()
+}
+
+impl<'s, L: Level> State<'s, L> {
+    /// True one time in [`TIME_ONE_IN`], at random (xorshift32).
+    #[inline(always)]
+    fn draw(&mut self) -> bool {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.rng = x;
+        x % TIME_ONE_IN == 0
+    }
+
+    #[inline(always)]
+    fn innermost(&self) -> u32 {
+        self.stack.last().map_or(0, |f| f.node)
+    }
+
+    fn open_names(&self) -> String {
+        self.stack
+            .iter()
+            .map(|f| &*self.nodes[f.node as usize].name)
+            .collect::<Vec<_>>()
+            .join(" > ")
+    }
+
+    fn new_node(&mut self, parent: u32, name: &str, kind: NodeKind) -> u32 {
+        let metrics = self
+            .columns
+            .iter()
+            .map(|c| Metric::zero(c.metric))
+            .collect();
+        self.nodes.push(Node {
+            parent,
+            name: name.into(),
+            kind,
+            calls: 0,
+            ticks: 0,
+            timed: 0,
+            always_timed: kind == NodeKind::Region,
+            metrics,
+            regions: Vec::new(),
+            functions: Vec::new(),
+        });
+        (self.nodes.len() - 1) as u32
+    }
+
+    #[inline]
+    fn region_child(&mut self, parent: u32, name: &str) -> u32 {
+        let p = &self.nodes[parent as usize];
+        if let Some(&c) = p
+            .regions
+            .iter()
+            .find(|&&c| &*self.nodes[c as usize].name == name)
+        {
+            return c;
+        }
+        let c = self.new_node(parent, name, NodeKind::Region);
+        self.nodes[parent as usize].regions.push(c);
+        c
+    }
+
+    #[inline]
+    fn function_child(&mut self, parent: u32, f: usize, nfuncs: usize, name: &str) -> u32 {
+        let p = &self.nodes[parent as usize];
+        if let Some(&c) = p.functions.get(f)
+            && c != NONE
+        {
+            return c;
+        }
+        let c = self.new_node(parent, name, NodeKind::Function);
+        let p = &mut self.nodes[parent as usize];
+        if p.functions.len() < nfuncs {
+            p.functions.resize(nfuncs, NONE);
+        }
+        p.functions[f] = c;
+        c
+    }
+
+    /// A handle leaves: its per-element totals are kept, failures noted, the handle freed.
+    fn retire(&mut self, slot: Slot<'s, L>) {
+        if slot.failures > 0 {
+            self.notes.push(format!(
+                "{}{}: {} read(s) failed",
+                self.columns[slot.column].info.name,
+                if slot.label.is_empty() {
+                    String::new()
+                } else {
+                    format!(" on {}", slot.label)
+                },
+                slot.failures
+            ));
+        }
+        if slot.count > 1 {
+            let mut values = Vec::with_capacity(slot.count);
+            if read_sum(
+                &slot.handle,
+                slot.lane,
+                slot.count,
+                &mut self.scratch,
+                Some(&mut values),
+            )
+            .is_ok()
+            {
+                if matches!(slot.track, Track::Delta(_)) && slot.first.len() == values.len() {
+                    for (v, f) in values.iter_mut().zip(&slot.first) {
+                        // As DeltaTracker: a drop below the start is a reset.
+                        *v = DeltaTracker::starting_at(*f).observe(*v);
+                    }
+                }
+                self.elements.push(Elements {
+                    column: slot.column,
+                    object: slot.label.to_string(),
+                    values,
+                });
+            }
+        }
+        // Dropping the handle frees it (MPI_T_pvar_handle_free).
+    }
+}
+
+/// Reads every handle and attributes the change since the previous sample to `node`.
+#[inline]
+fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
+    let State {
+        slots,
+        scratch,
+        nodes,
+        ..
+    } = st;
+    let metrics = &mut nodes[node as usize].metrics;
+    for slot in slots.iter_mut() {
+        let v = match read_sum(&slot.handle, slot.lane, slot.count, scratch, None) {
+            Ok(v) => v,
+            Err(_) => {
+                slot.failures += 1;
+                continue;
+            }
+        };
+        match (&mut slot.track, &mut metrics[slot.column]) {
+            (Track::Delta(t), Metric::Delta { sum }) => *sum += t.observe(v),
+            (
+                Track::Watermark(t),
+                Metric::Watermark {
+                    changes,
+                    amount,
+                    last,
+                },
+            ) => {
+                if let Some(c) = t.observe(v) {
+                    *changes += 1;
+                    *amount += c;
+                }
+                *last = Some(v);
+            }
+            (
+                _,
+                Metric::Samples {
+                    count,
+                    min,
+                    max,
+                    sum,
+                },
+            ) => {
+                *count += 1;
+                *min = min.min(v);
+                *max = max.max(v);
+                *sum += v;
+            }
+            (_, Metric::Raw { last }) => *last = Some(v),
+            _ => {}
+        }
+    }
+}
+
+/// Ends regions back to a depth, for guards.
+trait EndTo {
+    fn end_to_depth(&self, depth: usize);
+}
+
+impl<L: Level> EndTo for Profiler<'_, L> {
+    fn end_to_depth(&self, depth: usize) {
+        match self.state.try_borrow_mut() {
+            Ok(mut st) => self.end_to(&mut st, depth),
+            Err(_) => {
+                self.reentered.fetch_add(1, Relaxed);
+            }
+        }
+    }
+}
