@@ -1,0 +1,500 @@
+//! Build script of `mpit-prof`: the PMPI wrappers of `libmpit_prof.so`, generated from the
+//! installed `mpi.h`.
+//!
+//! 1. Finds MPI as `mpi-sys` and `mpit-sys` do (`build-probe-mpi`: `MPICC`, then `mpicc`, then
+//!    `pkg-config`), so the wrappers bind the header and library those crates bind.
+//! 2. Runs bindgen on `mpi.h` (the same version, features and opaque-type aliases as
+//!    `mpi-sys`, so every parameter type names a type of `mpi_sys`) and parses its output with
+//!    `syn` to enumerate the declared functions and their parameter types.
+//! 3. Wraps every `MPI_X` that has a `PMPI_X` twin in the header and in the library's dynamic
+//!    symbol table, except the functions listed in [`EXCLUDED`] and the classes of functions
+//!    described at [`reason_to_skip`]. Each wrapper calls `PMPI_X` with its arguments unchanged
+//!    and reports the call to the engine; constructors and destructors of the objects that
+//!    performance variables can be bound to also report the object (spec 003 §0.2).
+//! 4. Records facts of the library for the runtime checks: its `MPI_Get_library_version`
+//!    string (from a C program run at build time), its SONAME and path.
+//!
+//! Output: `$OUT_DIR/wrappers.rs` (the wrappers, `FUNCTIONS`, `SKIPPED`) and environment
+//! variables `MPIT_PROF_BUILD_*` for the crate's code.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use quote::ToTokens;
+
+#[path = "src/elf.rs"]
+mod elf;
+
+/// Functions wrapped by hand in `src/lifecycle.rs` (they create and finish the engine).
+const HANDWRITTEN: [&str; 3] = ["MPI_Init", "MPI_Init_thread", "MPI_Finalize"];
+
+/// Functions never wrapped, and why. The tool's own code (the engine in `mpit-safe`, the glue
+/// here) calls them while it runs; a wrapper would be re-entered from inside the tool. The
+/// glue calls `PMPI_` names directly; these are the `MPI_` calls of `mpit-safe`
+/// (`tests/exclusions.rs` checks the list against its sources).
+const EXCLUDED: [(&str, &str); 11] = [
+    (
+        "MPI_Initialized",
+        "called by the engine (mpit-safe: is MPI initialised)",
+    ),
+    (
+        "MPI_Finalized",
+        "called by the engine (mpit-safe: is MPI finalised)",
+    ),
+    (
+        "MPI_Get_library_version",
+        "called by the engine (mpit-safe: which implementation, for its quirk guards)",
+    ),
+    ("MPI_Get_version", "called by the engine (mpit-safe)"),
+    (
+        "MPI_Info_create",
+        "called by the engine (info objects for MPI_T event registration)",
+    ),
+    (
+        "MPI_Info_free",
+        "called by the engine (info objects for MPI_T event registration)",
+    ),
+    (
+        "MPI_Info_set",
+        "called by the engine (info objects for MPI_T event registration)",
+    ),
+    (
+        "MPI_Info_get",
+        "called by the engine (info objects for MPI_T event registration)",
+    ),
+    (
+        "MPI_Info_get_valuelen",
+        "called by the engine (info objects for MPI_T event registration)",
+    ),
+    (
+        "MPI_Info_get_nkeys",
+        "called by the engine (info objects for MPI_T event registration)",
+    ),
+    (
+        "MPI_Info_get_nthkey",
+        "called by the engine (info objects for MPI_T event registration)",
+    ),
+];
+
+/// The kinds of MPI objects whose constructors and destructors are hooked: the handle type,
+/// the `RawObject` constructor and the label prefix (`comm#3`).
+///
+/// Not hooked: `MPI_Info` (its destructor `MPI_Info_free` is in [`EXCLUDED`], so handles
+/// could outlive the object; no implementation here binds variables to info objects),
+/// datatypes (not in spec 003's list; none binds variables to them), requests and messages
+/// (one per operation: a handle allocation per message would be the hot path; spec 003 leaves
+/// them open too).
+const KINDS: [(&str, &str); 6] = [
+    ("MPI_Comm", "comm"),
+    ("MPI_Win", "win"),
+    ("MPI_File", "file"),
+    ("MPI_Group", "group"),
+    ("MPI_Op", "op"),
+    ("MPI_Errhandler", "errhandler"),
+];
+
+/// Functions that have an out parameter of a hooked kind but do not create an object.
+const NOT_CONSTRUCTORS: [(&str, &str); 3] = [
+    (
+        "MPI_Comm_idup",
+        "non-blocking: the new communicator is valid only once the request completes",
+    ),
+    (
+        "MPI_Comm_idup_with_info",
+        "non-blocking: the new communicator is valid only once the request completes",
+    ),
+    (
+        "MPI_Comm_get_parent",
+        "returns the same existing intercommunicator at every call",
+    ),
+];
+
+/// Destructors by name (besides every `MPI_*_free` whose first parameter is a hooked handle).
+const DESTRUCTORS: [&str; 2] = ["MPI_Comm_disconnect", "MPI_File_close"];
+
+/// One declared function.
+struct Func {
+    /// Parameter names (as bindgen gave them) and types (tokens).
+    params: Vec<(String, syn::Type)>,
+    /// The return type's tokens ("" for none).
+    ret: String,
+    variadic: bool,
+}
+
+const NO_MPI: &str = "mpit-prof: no MPI library was found (see mpit-sys's build error for how \
+to install one or point the build at it with MPICC=/path/to/mpicc)";
+
+fn main() {
+    for var in ["MPICC", "MPI_PKG_CONFIG", "PKG_CONFIG_PATH", "CC", "CFLAGS"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/elf.rs");
+    let lib = build_probe_mpi::probe().unwrap_or_else(|e| panic!("{NO_MPI}: {e:?}"));
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    // --- the header's functions ---------------------------------------------------------------
+    let mut builder = bindgen::builder()
+        .header_contents("mpit_prof_mpi.h", "#include <mpi.h>\n")
+        .new_type_alias("MPI_(Comm|Datatype|Errhandler|Group|Info|Message|Op|Request|Session|Win)")
+        .allowlist_function("P?MPI_.*")
+        .layout_tests(false);
+    for dir in &lib.include_paths {
+        builder = builder.clang_arg(format!("-I{}", dir.display()));
+    }
+    let bindings = builder
+        .generate()
+        .expect("bindgen on mpi.h (needs libclang: apt-get install libclang-dev)")
+        .to_string();
+    let file = syn::parse_file(&bindings).expect("parse bindgen's output");
+    let mut funcs: BTreeMap<String, Func> = BTreeMap::new();
+    for item in &file.items {
+        let syn::Item::ForeignMod(m) = item else {
+            continue;
+        };
+        for fi in &m.items {
+            let syn::ForeignItem::Fn(f) = fi else {
+                continue;
+            };
+            let params = f
+                .sig
+                .inputs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, a)| match a {
+                    syn::FnArg::Typed(p) => {
+                        let name = match &*p.pat {
+                            syn::Pat::Ident(id) => id.ident.to_string(),
+                            _ => format!("arg{i}"),
+                        };
+                        Some((name, (*p.ty).clone()))
+                    }
+                    syn::FnArg::Receiver(_) => None,
+                })
+                .collect();
+            let ret = match &f.sig.output {
+                syn::ReturnType::Default => String::new(),
+                syn::ReturnType::Type(_, t) => t.to_token_stream().to_string(),
+            };
+            funcs.insert(
+                f.sig.ident.to_string(),
+                Func {
+                    params,
+                    ret,
+                    variadic: f.sig.variadic.is_some(),
+                },
+            );
+        }
+    }
+
+    // --- the library's exports, SONAME and version ---------------------------------------------
+    let libfiles = library_files(&lib);
+    let mut exported: BTreeSet<String> = BTreeSet::new();
+    for path in &libfiles {
+        match elf::exported_functions(path) {
+            Ok(names) => exported.extend(names),
+            Err(e) => println!(
+                "cargo:warning=mpit-prof: cannot read {}: {e}",
+                path.display()
+            ),
+        }
+    }
+    let libmpi = libfiles
+        .iter()
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == "libmpi.so" || n.starts_with("libmpi.so."))
+        })
+        .cloned();
+    let soname = libmpi
+        .as_deref()
+        .and_then(|p| elf::dynamic(p).ok().flatten())
+        .and_then(|d| d.soname)
+        .unwrap_or_default();
+    let libpath = libmpi
+        .as_deref()
+        .and_then(|p| fs::canonicalize(p).ok())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    println!("cargo:rustc-env=MPIT_PROF_BUILD_SONAME={soname}");
+    println!("cargo:rustc-env=MPIT_PROF_BUILD_LIBMPI={libpath}");
+    let version = library_version(&lib, &out);
+    fs::write(out.join("library_version.txt"), &version).expect("write library_version.txt");
+
+    // --- the wrappers ---------------------------------------------------------------------------
+    let mut wrapped = Vec::new();
+    let mut skipped: Vec<(String, String)> = Vec::new();
+    for (name, f) in &funcs {
+        if !name.starts_with("MPI_") {
+            continue;
+        }
+        match reason_to_skip(name, f, &funcs, &exported) {
+            Some(reason) => skipped.push((name.clone(), reason)),
+            None => wrapped.push(name.clone()),
+        }
+    }
+    let mut code = String::from(
+        "// Generated by examples/prof/build.rs from the installed mpi.h: one wrapper per MPI \
+         function that has a PMPI_ twin.\n\n",
+    );
+    let _ = writeln!(
+        code,
+        "/// The wrapped MPI functions; a call is reported to the engine by its index here \
+         (`profile::Config::functions`).\npub(crate) const FUNCTIONS: [&str; {}] = [{}];\n",
+        wrapped.len(),
+        wrapped
+            .iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        code,
+        "/// The `MPI_` functions of the header that are not wrapped, and why.\n\
+         #[allow(dead_code)]\npub(crate) const SKIPPED: [(&str, &str); {}] = [{}];\n",
+        skipped.len(),
+        skipped
+            .iter()
+            .map(|(n, r)| format!("({n:?}, {r:?})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for (index, name) in wrapped.iter().enumerate() {
+        code.push_str(&wrapper(index, name, &funcs[name]));
+    }
+    fs::write(out.join("wrappers.rs"), code).expect("write wrappers.rs");
+}
+
+/// Why `name` is not wrapped (`None`: it is).
+///
+/// - `MPI_T_*`: the engine's own MPI_T calls would recurse into the wrappers, and MPI_T calls
+///   are the profiler's instrument, not the program's communication.
+/// - variadic functions (`MPI_Pcontrol`): stable Rust cannot define a C-variadic function.
+/// - functions that return something other than an `int` error code (`MPI_Wtime`,
+///   `MPI_Wtick`, `MPI_Aint_add`/`_diff`, the `_c2f`/`_f2c` handle conversions): local
+///   clocks and conversions, called in inner loops, nothing to attribute.
+/// - no `PMPI_X` declared, or not exported by the library (declared for compatibility only:
+///   Rust links shared objects with `-z now`, an unresolved `PMPI_X` would stop the program
+///   from loading).
+/// - [`HANDWRITTEN`] and [`EXCLUDED`].
+fn reason_to_skip(
+    name: &str,
+    f: &Func,
+    funcs: &BTreeMap<String, Func>,
+    exported: &BTreeSet<String>,
+) -> Option<String> {
+    let pname = format!("P{name}");
+    if name.starts_with("MPI_T_") {
+        return Some("MPI_T: the tool's own instrument (its calls would recurse)".into());
+    }
+    if HANDWRITTEN.contains(&name) {
+        return Some("wrapped by hand (creates and finishes the engine)".into());
+    }
+    if let Some((_, why)) = EXCLUDED.iter().find(|(n, _)| *n == name) {
+        return Some((*why).into());
+    }
+    if f.variadic {
+        return Some("variadic: stable Rust cannot define a C-variadic function".into());
+    }
+    if !is_c_int(&f.ret) {
+        return Some(format!(
+            "returns {} (a local clock or conversion, not an error code)",
+            if f.ret.is_empty() { "nothing" } else { &f.ret }
+        ));
+    }
+    if !funcs.contains_key(&pname) {
+        return Some(format!("no {pname} in mpi.h"));
+    }
+    if !exported.is_empty() && !exported.contains(&pname) {
+        return Some(format!(
+            "{pname} is declared but the library does not export it"
+        ));
+    }
+    None
+}
+
+fn is_c_int(ty: &str) -> bool {
+    let t: String = ty.chars().filter(|c| !c.is_whitespace()).collect();
+    t == "::std::os::raw::c_int" || t == "c_int" || t == "::core::ffi::c_int"
+}
+
+/// The kind of `ty` if it is `*mut <hooked handle>`.
+fn out_handle(ty: &syn::Type) -> Option<(&'static str, &'static str)> {
+    let syn::Type::Ptr(p) = ty else {
+        return None;
+    };
+    p.mutability?;
+    let syn::Type::Path(tp) = &*p.elem else {
+        return None;
+    };
+    let last = tp.path.segments.last()?.ident.to_string();
+    KINDS.iter().copied().find(|(t, _)| *t == last)
+}
+
+/// The source of one wrapper.
+fn wrapper(index: usize, name: &str, f: &Func) -> String {
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, (_, t))| format!("a{i}: {}", t.to_token_stream()))
+        .collect();
+    let args: Vec<String> = (0..f.params.len()).map(|i| format!("a{i}")).collect();
+    let is_destructor = (name.ends_with("_free") || DESTRUCTORS.contains(&name))
+        && f.params.first().and_then(|(_, t)| out_handle(t)).is_some();
+    let mut before = String::new();
+    let mut after = String::new();
+    if is_destructor {
+        let (_, kind) = out_handle(&f.params[0].1).expect("checked");
+        let _ = write!(
+            before,
+            "    if !a0.is_null() {{\n        // SAFETY: a non-null handle pointer the caller \
+             passes to {name}, which reads it.\n        crate::glue::freed_{kind}(unsafe {{ *a0 }});\n    }}\n"
+        );
+    } else if !NOT_CONSTRUCTORS.iter().any(|(n, _)| *n == name) {
+        for (i, (pname, t)) in f.params.iter().enumerate() {
+            let Some((_, kind)) = out_handle(t) else {
+                continue;
+            };
+            if pname.starts_with("array_of") || name.ends_with("_get_errhandler") {
+                // Input arrays (MPI_Comm_spawn_multiple's infos); references to existing
+                // error handlers.
+                continue;
+            }
+            let _ = write!(
+                after,
+                "    if rc == crate::glue::SUCCESS && !a{i}.is_null() {{\n        // SAFETY: {name} succeeded, so it \
+                 wrote the new handle through this out parameter.\n        \
+                 crate::glue::created_{kind}(unsafe {{ *a{i} }});\n    }}\n"
+            );
+        }
+    }
+    let mut s = format!(
+        "/// Profiled `{name}`: `P{name}` with the same arguments, counted and timed (and \
+         sampled in call mode).\n///\n/// # Safety\n/// The contract of `{name}` in the MPI \
+         standard: the caller's arguments are passed on unchanged.\n#[unsafe(no_mangle)]\n\
+         pub unsafe extern \"C\" fn {name}({params}) -> ::std::os::raw::c_int {{\n",
+        params = params.join(", "),
+    );
+    s.push_str(&before);
+    let _ = write!(
+        s,
+        "    let call = crate::glue::enter({index});\n    // SAFETY: the caller's arguments, \
+         unchanged, to the function {name} stands for.\n    let rc = unsafe {{ P{name}({args}) \
+         }};\n    crate::glue::exit(call);\n",
+        args = args.join(", "),
+    );
+    s.push_str(&after);
+    s.push_str("    rc\n}\n\n");
+    s
+}
+
+/// The shared library files of the probe's libraries (`libmpi.so`, ...), from its library
+/// directories and the system's.
+fn library_files(lib: &build_probe_mpi::Library) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = lib.lib_paths.clone();
+    for d in [
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
+        "/lib",
+        "/usr/local/lib",
+    ] {
+        dirs.push(PathBuf::from(d));
+    }
+    let mut files = Vec::new();
+    for name in &lib.libs {
+        let file = format!("lib{name}.so");
+        if let Some(p) = dirs.iter().map(|d| d.join(&file)).find(|p| p.exists()) {
+            files.push(linker_script_target(&p).unwrap_or(p));
+        } else {
+            println!("cargo:warning=mpit-prof: {file} not found in {dirs:?}");
+        }
+    }
+    files
+}
+
+/// The library a linker script names (`INPUT(libmpi.so.40)`, as the Open MPI wheel ships
+/// `libmpi.so`), resolved in the script's directory; `None` if `path` is not a script.
+fn linker_script_target(path: &Path) -> Option<PathBuf> {
+    let head = fs::read(path).ok()?;
+    if head.starts_with(b"\x7fELF") || head.len() > 4096 {
+        return None;
+    }
+    let text = String::from_utf8(head).ok()?;
+    let start = text.find("INPUT(").or_else(|| text.find("GROUP("))? + 6;
+    let end = start + text[start..].find(')')?;
+    let name = text[start..end].split_whitespace().next()?;
+    let target = Path::new(name);
+    let target = if target.is_absolute() {
+        target.to_path_buf()
+    } else {
+        path.parent()?.join(target)
+    };
+    target.exists().then_some(target)
+}
+
+/// `MPI_Get_library_version` of the library, from a C program compiled with the probe's
+/// compiler and run here (MPI allows the call before `MPI_Init`). Empty if it cannot run.
+fn library_version(lib: &build_probe_mpi::Library, out: &Path) -> String {
+    let mut build = cc::Build::new();
+    build.cargo_warnings(false);
+    if let Some(mpicc) = &lib.mpicc {
+        build.compiler(mpicc);
+    }
+    for inc in &lib.include_paths {
+        build.include(inc);
+    }
+    let compiler = build.get_compiler();
+    let src = out.join("library_version.c");
+    let exe = out.join("library_version");
+    fs::write(
+        &src,
+        "#include <mpi.h>\n#include <stdio.h>\nint main(void) {\n  char v[MPI_MAX_LIBRARY_VERSION_STRING];\n  \
+         int n = 0;\n  if (MPI_Get_library_version(v, &n) != MPI_SUCCESS) return 1;\n  \
+         fwrite(v, 1, (size_t)n, stdout);\n  return 0;\n}\n",
+    )
+    .expect("write library_version.c");
+    let mut cmd = compiler.to_command();
+    cmd.arg(&src).arg("-o").arg(&exe);
+    for dir in &lib.lib_paths {
+        cmd.arg(format!("-L{}", dir.display()));
+    }
+    for l in &lib.libs {
+        cmd.arg(format!("-l{l}"));
+    }
+    match cmd.output() {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            println!(
+                "cargo:warning=mpit-prof: compiling the library-version probe failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            );
+            return String::new();
+        }
+        Err(e) => {
+            println!("cargo:warning=mpit-prof: cannot run the C compiler: {e}");
+            return String::new();
+        }
+    }
+    match std::process::Command::new(&exe).output() {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
+            .trim_end_matches('\0')
+            .trim()
+            .to_owned(),
+        _ => {
+            println!(
+                "cargo:warning=mpit-prof: the library-version probe did not run (LD_LIBRARY_PATH?)"
+            );
+            String::new()
+        }
+    }
+}

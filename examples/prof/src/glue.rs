@@ -1,0 +1,339 @@
+//! The state between the wrappers and the engine: the [`Profiler`] in a thread-local of the
+//! thread that called `MPI_Init`, the re-entrancy guard, the object registry, and the counters
+//! the wrappers keep outside the engine.
+//!
+//! Hot path ([`enter`] / [`exit`], called by every wrapper): one thread-local access, a flag
+//! test, a `RefCell` borrow, the engine's call entry or exit. No allocation, no lock; the
+//! engine's own state is a `RefCell` too. Everything the engine runs is inside
+//! [`catch_unwind`]: a panic disables the profiler and never reaches the C caller.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::CStr;
+use std::io::Write as _;
+use std::mem::ManuallyDrop;
+use std::os::raw::c_int;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use mpi_sys::{MPI_Comm, MPI_Errhandler, MPI_File, MPI_Group, MPI_Op, MPI_Win};
+use mpit_safe::RawObject;
+use mpit_safe::profile::{CallStart, Profiler};
+
+/// `MPI_SUCCESS` of the installed `mpi.h`.
+pub(crate) const SUCCESS: c_int = mpit_sys::MPI_SUCCESS;
+
+/// The engine, where it lives.
+pub(crate) type Engine = Profiler<'static>;
+
+/// The calling thread's view of the tool.
+struct Tool {
+    /// Set while the tool itself runs (engine setup, object hooks, the gather, the writers):
+    /// every wrapper entered meanwhile passes straight through to PMPI.
+    busy: Cell<bool>,
+    /// The engine, on the thread that called `MPI_Init` between it and `MPI_Finalize`.
+    /// `ManuallyDrop`: nothing to run at thread exit (the engine is finished in
+    /// `MPI_Finalize`, or never), so the thread-local needs no destructor and its access no
+    /// state check.
+    prof: RefCell<Option<ManuallyDrop<Engine>>>,
+}
+
+thread_local! {
+    static TOOL: Tool = const {
+        Tool { busy: Cell::new(false), prof: RefCell::new(None) }
+    };
+    /// Live objects of the hooked kinds with their reference counts, and label numbering.
+    static OBJECTS: RefCell<Objects> = RefCell::new(Objects::default());
+}
+
+/// An engine exists (on some thread).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// A panic inside the tool: from then on everything passes through.
+static BROKEN: AtomicBool = AtomicBool::new(false);
+/// MPI calls made by threads other than the engine's while it was active.
+static FOREIGN_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// A wrapped call in progress: what the engine needs at its exit (`None`: not profiled).
+pub(crate) struct Call(Option<CallStart>);
+
+/// Turns profiling off without a word (the caller has said why).
+pub(crate) fn disable_quietly() {
+    BROKEN.store(true, Relaxed);
+}
+
+/// Runs `f`; a panic is caught, reported once and disables the tool.
+#[inline(always)]
+fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => Some(r),
+        Err(_) => {
+            disable("an internal error (panic)");
+            None
+        }
+    }
+}
+
+/// Disables profiling for the rest of the run (the program continues unprofiled).
+pub(crate) fn disable(why: &str) {
+    if !BROKEN.swap(true, Relaxed) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "mpit-prof: profiling stopped after {why}; the program continues unprofiled"
+        );
+    }
+}
+
+/// The entry of wrapped function `function` (its index in `FUNCTIONS`).
+#[inline(always)]
+pub(crate) fn enter(function: usize) -> Call {
+    TOOL.with(|t| {
+        if t.busy.get() {
+            return Call(None);
+        }
+        let Ok(p) = t.prof.try_borrow() else {
+            return Call(None);
+        };
+        match p.as_ref() {
+            Some(p) => Call(guarded(|| p.call_enter(function))),
+            None => {
+                if ACTIVE.load(Relaxed) {
+                    FOREIGN_CALLS.fetch_add(1, Relaxed);
+                }
+                Call(None)
+            }
+        }
+    })
+}
+
+/// The exit of the call `call` began.
+#[inline(always)]
+pub(crate) fn exit(call: Call) {
+    let Some(start) = call.0 else {
+        return;
+    };
+    TOOL.with(|t| {
+        if let Ok(p) = t.prof.try_borrow()
+            && let Some(p) = p.as_ref()
+        {
+            guarded(|| p.call_exit(start));
+        }
+    });
+}
+
+/// Sets the calling thread's re-entrancy flag; returns its previous value.
+pub(crate) fn set_busy(busy: bool) -> bool {
+    TOOL.with(|t| t.busy.replace(busy))
+}
+
+/// Runs `f` with the calling thread's engine, with the re-entrancy flag set (the tool is
+/// running: MPI calls it makes pass through). `None`: no engine on this thread (or the tool is
+/// already running, or it panicked).
+pub(crate) fn with_engine<R>(f: impl FnOnce(&Engine) -> R) -> Option<R> {
+    if BROKEN.load(Relaxed) {
+        return None;
+    }
+    TOOL.with(|t| {
+        if t.busy.get() {
+            return None;
+        }
+        let p = t.prof.try_borrow().ok()?;
+        let p = p.as_ref()?;
+        t.busy.set(true);
+        let r = guarded(|| f(p));
+        t.busy.set(false);
+        r
+    })
+}
+
+/// Makes `engine` the calling thread's engine.
+pub(crate) fn install(engine: Engine) {
+    TOOL.with(|t| *t.prof.borrow_mut() = Some(ManuallyDrop::new(engine)));
+    ACTIVE.store(true, Relaxed);
+}
+
+/// Takes the calling thread's engine away (at `MPI_Finalize`); the re-entrancy flag stays
+/// set, so calls made from now on pass through.
+pub(crate) fn take() -> Option<Engine> {
+    TOOL.with(|t| {
+        t.busy.set(true);
+        let taken = t.prof.try_borrow_mut().ok()?.take();
+        if taken.is_some() {
+            ACTIVE.store(false, Relaxed);
+        }
+        taken.map(ManuallyDrop::into_inner)
+    })
+    .filter(|_| !BROKEN.load(Relaxed))
+}
+
+/// How many calls other threads made while the engine was active.
+pub(crate) fn foreign_calls() -> u64 {
+    FOREIGN_CALLS.load(Relaxed)
+}
+
+// --- objects ---------------------------------------------------------------------------------
+
+/// Live objects of one kind with their reference counts: MPICH and Open MPI hand out the same
+/// handle again for a group that is still referenced (`MPI_Comm_group` twice), which the
+/// program frees as often as it got it; the engine's handles are freed with the last one.
+struct Registry<T> {
+    live: Vec<(T, u32)>,
+    /// Objects of this kind created so far (for the labels `comm#1`, `comm#2`, ...).
+    created: u32,
+}
+
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Registry {
+            live: Vec::new(),
+            created: 0,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Objects {
+    comm: Registry<MPI_Comm>,
+    win: Registry<MPI_Win>,
+    file: Registry<MPI_File>,
+    group: Registry<MPI_Group>,
+    op: Registry<MPI_Op>,
+    errhandler: Registry<MPI_Errhandler>,
+}
+
+/// One hooked kind: how to find its registry, its raw-object constructor and label prefix.
+struct Kind<T: 'static> {
+    registry: fn(&mut Objects) -> &mut Registry<T>,
+    raw: fn(T) -> RawObject,
+    prefix: &'static str,
+}
+
+/// Records a new object and gives the engine its handles (`label`: given, or `prefix#n`).
+fn created<T: Copy + PartialEq>(kind: &Kind<T>, h: T, label: Option<&str>) {
+    with_engine(|p| {
+        let label = OBJECTS.with(|o| {
+            let mut o = o.borrow_mut();
+            let r = (kind.registry)(&mut o);
+            if let Some(e) = r.live.iter_mut().find(|(x, _)| *x == h) {
+                e.1 += 1;
+                return None;
+            }
+            r.live.push((h, 1));
+            r.created += 1;
+            Some(match label {
+                Some(l) => l.to_owned(),
+                None => format!("{}#{}", kind.prefix, r.created),
+            })
+        });
+        if let Some(label) = label {
+            // A refusal is recorded by the engine (Report::skipped); nothing to do here.
+            let _ = p.object_created((kind.raw)(h), &label);
+        }
+    });
+}
+
+/// Drops one reference to an object about to be freed; with the last one the engine frees
+/// its handles (before the object goes).
+fn freed<T: Copy + PartialEq>(kind: &Kind<T>, h: T) {
+    with_engine(|p| {
+        let last = OBJECTS.with(|o| {
+            let mut o = o.borrow_mut();
+            let r = (kind.registry)(&mut o);
+            let i = r.live.iter().position(|(x, _)| *x == h)?;
+            r.live[i].1 -= 1;
+            (r.live[i].1 == 0).then(|| r.live.swap_remove(i))
+        });
+        if last.is_some() {
+            p.object_freed((kind.raw)(h));
+        }
+    });
+}
+
+macro_rules! kinds {
+    ($($kind:ident: $ty:ty, $ctor:ident, $null:expr, $created:ident, $freed:ident;)*) => {$(
+        const $kind: Kind<$ty> = Kind {
+            registry: |o| &mut o.$ctor,
+            // SAFETY: the handle comes from a successful constructor (or is predefined) and
+            // the engine's handles for it are freed by `freed` before the program's destructor
+            // call reaches MPI, so it outlives every MPI_T handle allocated with it.
+            raw: |h| unsafe { RawObject::$ctor(h) },
+            prefix: stringify!($ctor),
+        };
+
+        #[doc = concat!("After a constructor of `", stringify!($ty), "` succeeded.")]
+        #[allow(dead_code)] // not every header has every constructor
+        pub(crate) fn $created(h: $ty) {
+            let null: Option<$ty> = $null;
+            if null != Some(h) {
+                created(&$kind, h, None);
+            }
+        }
+
+        #[doc = concat!("Before a destructor of `", stringify!($ty), "` runs.")]
+        #[allow(dead_code)] // not every header has every destructor
+        pub(crate) fn $freed(h: $ty) {
+            freed(&$kind, h);
+        }
+    )*};
+}
+
+kinds! {
+    COMM: MPI_Comm, comm, Some(nulls::comm()), created_comm, freed_comm;
+    WIN: MPI_Win, win, Some(nulls::win()), created_win, freed_win;
+    FILE: MPI_File, file, Some(nulls::file()), created_file, freed_file;
+    GROUP: MPI_Group, group, Some(nulls::group()), created_group, freed_group;
+    // Op and error handler constructors never return a null handle on success.
+    OP: MPI_Op, op, None, created_op, freed_op;
+    ERRHANDLER: MPI_Errhandler, errhandler, None, created_errhandler, freed_errhandler;
+}
+
+/// The null handles of the installed MPI, as mpi-sys's C shim exports them.
+mod nulls {
+    use mpi_sys::{MPI_Comm, MPI_File, MPI_Group, MPI_Win};
+
+    pub(super) fn comm() -> MPI_Comm {
+        // SAFETY: a `const` object of mpi-sys's C shim, initialised to MPI_COMM_NULL.
+        unsafe { mpi_sys::RSMPI_COMM_NULL }
+    }
+
+    pub(super) fn win() -> MPI_Win {
+        // SAFETY: a `const` object of mpi-sys's C shim, initialised to MPI_WIN_NULL.
+        unsafe { mpi_sys::RSMPI_WIN_NULL }
+    }
+
+    pub(super) fn file() -> MPI_File {
+        // SAFETY: a `const` object of mpi-sys's C shim, initialised to MPI_FILE_NULL.
+        unsafe { mpi_sys::RSMPI_FILE_NULL }
+    }
+
+    pub(super) fn group() -> MPI_Group {
+        // SAFETY: a `const` object of mpi-sys's C shim, initialised to MPI_GROUP_NULL.
+        unsafe { mpi_sys::RSMPI_GROUP_NULL }
+    }
+}
+
+/// Registers a predefined communicator under its name (`MPI_COMM_WORLD`, `MPI_COMM_SELF`).
+pub(crate) fn predefined_comm(h: MPI_Comm, name: &str) {
+    created(&COMM, h, Some(name));
+}
+
+// --- regions -----------------------------------------------------------------------------------
+
+/// `mpit_prof_region_begin`'s and `_end`'s result when no engine runs on this thread.
+pub(crate) const NOT_PROFILING: c_int = 1;
+/// `mpit_prof_region_end`'s result for a name that is not open.
+pub(crate) const NOT_OPEN: c_int = 2;
+
+/// Enters region `name` (C API).
+pub(crate) fn region_begin(name: &CStr) -> c_int {
+    let name = name.to_string_lossy();
+    with_engine(|p| p.begin(&name)).map_or(NOT_PROFILING, |()| 0)
+}
+
+/// Leaves region `name` (C API).
+pub(crate) fn region_end(name: &CStr) -> c_int {
+    let name = name.to_string_lossy();
+    match with_engine(|p| p.end(&name)) {
+        None => NOT_PROFILING,
+        Some(Ok(())) => 0,
+        Some(Err(_)) => NOT_OPEN,
+    }
+}

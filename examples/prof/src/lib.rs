@@ -1,0 +1,33 @@
+//! `libmpit_prof.so`: the preload library of `mpit-prof` (spec 003, Caliper's MPIT service).
+//!
+//! Loaded into an MPI program with `LD_PRELOAD` (the `mpit-prof` launcher does it), it defines
+//! the program's MPI functions itself: every wrapper reports the call to the engine
+//! ([`mpit_safe::profile`]) and calls the `PMPI_` function it stands for with the same
+//! arguments. The wrappers are generated at build time from the installed `mpi.h`
+//! (`build.rs`); `MPI_Init`, `MPI_Init_thread` and `MPI_Finalize` are written by hand
+//! (`lifecycle.rs`): the first two start the engine on the calling thread, the last one
+//! finishes it, gathers every rank's profile to rank 0 on a private communicator and has rank
+//! 0 write the output directory before `PMPI_Finalize`.
+//!
+//! Programs mark regions with `mpit_prof_region_begin(name)` / `mpit_prof_region_end(name)`
+//! (`include/mpit_prof.h`; Fortran `bind(C)`, Python `ctypes`).
+//!
+//! Settings come from the `MPIT_PROF_*` environment variables (`config.rs`).
+
+mod config;
+mod glue;
+mod lifecycle;
+mod region;
+
+/// The generated wrappers (`$OUT_DIR/wrappers.rs`): every type they name is `mpi-sys`'s.
+#[allow(
+    non_snake_case,
+    clippy::missing_safety_doc,
+    clippy::too_many_arguments,
+    unreachable_pub,
+    unused_imports
+)]
+mod wrappers {
+    use mpi_sys::*;
+    include!(concat!(env!("OUT_DIR"), "/wrappers.rs"));
+}

@@ -1,0 +1,439 @@
+//! The hand-written wrappers: `MPI_Init` and `MPI_Init_thread` start the engine,
+//! `MPI_Finalize` finishes it, gathers every rank's profile on a private communicator and
+//! has rank 0 write the outputs, then finalises MPI. Also the checks that the program uses the
+//! library we were built for, and says so when it never initialised MPI.
+
+// The exported C functions are `pub` so that they are exported from the shared object.
+#![allow(unreachable_pub)]
+
+use std::ffi::{CStr, c_void};
+use std::io::Write as _;
+use std::os::raw::{c_char, c_int};
+use std::path::Path;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use mpi_sys::{MPI_Comm, PMPI_Finalize, PMPI_Init, PMPI_Init_thread};
+use mpit_examples::prof::model::RankProfile;
+use mpit_safe::profile::{Config, Profiler};
+use mpit_safe::{Mpit, Session};
+
+use crate::config::{self, Settings};
+use crate::glue::{self, Engine, SUCCESS};
+use crate::wrappers::FUNCTIONS;
+
+/// `MPI_Get_library_version` of the library the wrappers were generated for.
+const BUILT_VERSION: &str = include_str!(concat!(env!("OUT_DIR"), "/library_version.txt"));
+/// That library's file.
+const BUILT_LIBMPI: &str = env!("MPIT_PROF_BUILD_LIBMPI");
+
+/// `MPI_Init` or `MPI_Init_thread` was called (by the profiled thread or any other).
+static INIT_SEEN: AtomicBool = AtomicBool::new(false);
+/// The settings, read at `MPI_Init`.
+static SETTINGS: OnceLock<Settings> = OnceLock::new();
+
+/// Profiled `MPI_Init`: `PMPI_Init`, then the engine starts (if the library is ours).
+///
+/// # Safety
+/// The contract of `MPI_Init`: `argc` and `argv` are null or `main`'s arguments.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    let ours = before_init();
+    let was = glue::set_busy(true);
+    // SAFETY: the caller's arguments, unchanged, to the function MPI_Init stands for.
+    let rc = unsafe { PMPI_Init(argc, argv) };
+    glue::set_busy(was);
+    if rc == SUCCESS && ours {
+        start();
+    }
+    rc
+}
+
+/// Profiled `MPI_Init_thread`: `PMPI_Init_thread`, then the engine starts on this thread.
+///
+/// # Safety
+/// The contract of `MPI_Init_thread`: `argc` and `argv` are null or `main`'s arguments,
+/// `provided` points to an `int`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Init_thread(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    let ours = before_init();
+    let was = glue::set_busy(true);
+    // SAFETY: the caller's arguments, unchanged, to the function MPI_Init_thread stands for.
+    let rc = unsafe { PMPI_Init_thread(argc, argv, required, provided) };
+    glue::set_busy(was);
+    if rc == SUCCESS && ours {
+        start();
+    }
+    rc
+}
+
+/// Profiled `MPI_Finalize`: the engine's last sample and report, the gather to rank 0 on a
+/// duplicate of `MPI_COMM_WORLD` (after the last sample: none of it is measured), rank 0's
+/// outputs, then `PMPI_Finalize`.
+///
+/// # Safety
+/// The contract of `MPI_Finalize`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    if let Some(engine) = glue::take() {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| finish(engine)));
+    }
+    // SAFETY: MPI_Finalize takes no arguments; PMPI_Finalize is what it stands for.
+    unsafe { PMPI_Finalize() }
+}
+
+/// Records that MPI is being initialised; `false` (after one line on stderr) if the process
+/// runs another MPI library than the one the wrappers were generated for: everything then
+/// passes through unchanged.
+fn before_init() -> bool {
+    INIT_SEEN.store(true, Relaxed);
+    let running = library_version();
+    let built = BUILT_VERSION.trim();
+    if built.is_empty() || running.is_none() || running.as_deref() == Some(built) {
+        return true;
+    }
+    let running = running.unwrap_or_default();
+    let first = |s: &str| s.lines().next().unwrap_or("").trim().to_owned();
+    let file = pmpi_init_object().unwrap_or_else(|| "an unknown object".into());
+    let _ = writeln!(
+        std::io::stderr(),
+        "mpit-prof: not profiling: this program runs {} ({file}) but libmpit_prof.so was built \
+         for {} ({BUILT_LIBMPI}); the program runs unchanged",
+        first(&running),
+        first(built),
+    );
+    glue::disable_quietly();
+    false
+}
+
+/// `MPI_Get_library_version` of the library `PMPI_Get_library_version` resolves to (allowed
+/// before `MPI_Init`).
+fn library_version() -> Option<String> {
+    // Larger than any implementation's MPI_MAX_LIBRARY_VERSION_STRING (MPICH: 8192).
+    let mut buf = vec![0u8; 1 << 14];
+    let mut len: c_int = 0;
+    // SAFETY: the buffer holds more than MPI_MAX_LIBRARY_VERSION_STRING bytes of any
+    // implementation here; `len` is a valid int.
+    let rc = unsafe { mpi_sys::PMPI_Get_library_version(buf.as_mut_ptr().cast(), &mut len) };
+    if rc != SUCCESS {
+        return None;
+    }
+    let len = usize::try_from(len).unwrap_or(0).min(buf.len());
+    let s = String::from_utf8_lossy(&buf[..len]);
+    Some(s.trim_end_matches('\0').trim().to_owned())
+}
+
+/// The file of the shared object `PMPI_Init` resolves into.
+fn pmpi_init_object() -> Option<String> {
+    let mut info = libc::Dl_info {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
+    let addr = PMPI_Init as *const c_void;
+    // SAFETY: dladdr only reads the loader's tables; `info` is a valid out parameter.
+    let found = unsafe { libc::dladdr(addr, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr set dli_fname to the NUL-terminated name of a loaded object, which stays
+    // loaded (libmpi is never unloaded while we run).
+    Some(
+        unsafe { CStr::from_ptr(info.dli_fname) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// The rank of this process in `MPI_COMM_WORLD` and the size of it.
+fn world() -> (usize, usize) {
+    let (mut rank, mut size): (c_int, c_int) = (0, 1);
+    // SAFETY: MPI is initialised (called after PMPI_Init succeeded and before PMPI_Finalize);
+    // the out parameters are valid ints.
+    unsafe {
+        mpi_sys::PMPI_Comm_rank(world_comm(), &mut rank);
+        mpi_sys::PMPI_Comm_size(world_comm(), &mut size);
+    }
+    (
+        usize::try_from(rank).unwrap_or(0),
+        usize::try_from(size).unwrap_or(1),
+    )
+}
+
+fn world_comm() -> MPI_Comm {
+    // SAFETY: a `const` object of mpi-sys's C shim, initialised to MPI_COMM_WORLD.
+    unsafe { mpi_sys::RSMPI_COMM_WORLD }
+}
+
+fn self_comm() -> MPI_Comm {
+    // SAFETY: a `const` object of mpi-sys's C shim, initialised to MPI_COMM_SELF.
+    unsafe { mpi_sys::RSMPI_COMM_SELF }
+}
+
+/// Progress on stderr when asked for (`MPIT_PROF_PROGRESS`).
+fn progress(rank: usize, what: &str) {
+    if SETTINGS.get().is_some_and(|s| s.progress) {
+        let _ = writeln!(std::io::stderr(), "mpit-prof: rank {rank}: {what}");
+    }
+}
+
+/// Creates the engine after a successful `PMPI_Init`: settings, MPI_T, a session, the
+/// profiler with the predefined communicators, then a look for variables registered by
+/// `MPI_Init`.
+fn start() {
+    let was = glue::set_busy(true);
+    let (rank, _) = world();
+    let (settings, warnings) = Settings::from_vars(|k| std::env::var(k).ok());
+    if rank == 0 {
+        for w in warnings {
+            let _ = writeln!(std::io::stderr(), "mpit-prof: {w}");
+        }
+    }
+    let settings = SETTINGS.get_or_init(|| settings);
+    let engine = std::panic::catch_unwind(|| create(settings));
+    glue::set_busy(was);
+    match engine {
+        Ok(Ok(engine)) => {
+            glue::install(engine);
+            glue::predefined_comm(world_comm(), "MPI_COMM_WORLD");
+            glue::predefined_comm(self_comm(), "MPI_COMM_SELF");
+            let _ = glue::with_engine(|p| p.refresh());
+            progress(
+                rank,
+                &format!(
+                    "profiling started ({} mode, {} MPI functions wrapped)",
+                    settings.mode,
+                    FUNCTIONS.len()
+                ),
+            );
+        }
+        Ok(Err(e)) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "mpit-prof: rank {rank}: cannot start the profiler ({e}); the program runs \
+                 unprofiled"
+            );
+        }
+        Err(_) => glue::disable("a panic while starting"),
+    }
+}
+
+/// MPI_T, a session and the profiler, for the rest of the process (MPI_T stays initialised
+/// anyway: `mpit-safe` never finalises it, see its `init.rs`).
+fn create(settings: &Settings) -> mpit_safe::Result<Engine> {
+    let mpit: &'static Mpit = Box::leak(Box::new(Mpit::init()?));
+    let session: &'static Session<'static> = Box::leak(Box::new(mpit.session()?));
+    Profiler::new(
+        session,
+        Config {
+            mode: settings.mode,
+            filter: settings.filter(),
+            functions: FUNCTIONS.to_vec(),
+            root: "main".into(),
+            events: settings.events,
+        },
+    )
+}
+
+/// Finishes the engine, gathers the profiles to rank 0 and writes them there.
+fn finish(engine: Engine) {
+    let (rank, size) = world();
+    progress(rank, "finishing");
+    // The last sample: everything after this is the tool's own traffic.
+    let bytes = match engine.finish() {
+        Ok(report) => {
+            let mut profile = RankProfile::from_report(
+                &report,
+                rank,
+                size,
+                &library_version().unwrap_or_default(),
+                &hostname(),
+                &std::env::args_os()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>(),
+            );
+            let foreign = glue::foreign_calls();
+            if foreign > 0 {
+                profile.notes.push(format!(
+                    "{foreign} MPI calls from threads other than the one that called MPI_Init \
+                     were passed through unprofiled"
+                ));
+            }
+            serde_json::to_vec(&profile).unwrap_or_default()
+        }
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "mpit-prof: rank {rank}: the profiler could not finish ({e}); this rank's \
+                 profile is missing"
+            );
+            Vec::new()
+        }
+    };
+    // Every rank takes part in the gather, with an empty profile if it has none.
+    let gathered = gather(&bytes, rank, size);
+    if rank == 0 {
+        write_outputs(&gathered, size);
+    }
+}
+
+/// Gathers every rank's bytes to rank 0 on a duplicate of `MPI_COMM_WORLD` (sizes, then the
+/// bytes). Rank 0 gets one entry per rank; the others get nothing.
+fn gather(bytes: &[u8], rank: usize, size: usize) -> Vec<Vec<u8>> {
+    // A profile larger than 2 GiB (an int count) is sent as empty.
+    let len = c_int::try_from(bytes.len()).unwrap_or(0);
+    let mut lens: Vec<c_int> = vec![0; if rank == 0 { size } else { 1 }];
+    let mut comm = world_comm();
+    // SAFETY (of the block): MPI is initialised; every buffer is a live Vec or local of the
+    // element count given with it; the datatypes are mpi-sys's constants for int32 and
+    // uint8 (c_int is 32 bits here); the communicator is a valid duplicate until freed at the
+    // end; all ranks make the same collective calls in the same order.
+    unsafe {
+        let int = mpi_sys::RSMPI_INT32_T;
+        let byte = mpi_sys::RSMPI_UINT8_T;
+        if mpi_sys::PMPI_Comm_dup(world_comm(), &mut comm) != SUCCESS {
+            comm = world_comm();
+        }
+        mpi_sys::PMPI_Gather(
+            (&len as *const c_int).cast(),
+            1,
+            int,
+            lens.as_mut_ptr().cast(),
+            1,
+            int,
+            0,
+            comm,
+        );
+        let mut displs: Vec<c_int> = Vec::with_capacity(lens.len());
+        let mut total: c_int = 0;
+        if rank == 0 {
+            for l in &mut lens {
+                // Past 2 GiB in total a rank's profile is dropped (its length set to 0).
+                match total.checked_add(*l) {
+                    Some(t) => {
+                        displs.push(total);
+                        total = t;
+                    }
+                    None => {
+                        displs.push(total);
+                        *l = 0;
+                    }
+                }
+            }
+        }
+        let mut all = vec![0u8; usize::try_from(total).unwrap_or(0).max(1)];
+        mpi_sys::PMPI_Gatherv(
+            bytes.as_ptr().cast(),
+            len,
+            byte,
+            all.as_mut_ptr().cast(),
+            lens.as_ptr(),
+            if rank == 0 {
+                displs.as_ptr()
+            } else {
+                lens.as_ptr()
+            },
+            byte,
+            0,
+            comm,
+        );
+        if comm != world_comm() {
+            mpi_sys::PMPI_Comm_free(&mut comm);
+        }
+        if rank != 0 {
+            return Vec::new();
+        }
+        lens.iter()
+            .zip(&displs)
+            .map(|(&l, &d)| {
+                let (d, l) = (d as usize, l as usize);
+                all[d..d + l].to_vec()
+            })
+            .collect()
+    }
+}
+
+/// Rank 0: parses the gathered profiles and writes the output directory.
+fn write_outputs(gathered: &[Vec<u8>], size: usize) {
+    let mut profiles = Vec::with_capacity(gathered.len());
+    let mut missing = Vec::new();
+    for (rank, b) in gathered.iter().enumerate() {
+        match serde_json::from_slice::<RankProfile>(b) {
+            Ok(p) => profiles.push(p),
+            Err(_) => missing.push(rank),
+        }
+    }
+    let settings = SETTINGS.get().cloned().unwrap_or_default();
+    let dir = settings
+        .output
+        .clone()
+        .unwrap_or_else(config::default_output);
+    progress(0, &format!("writing {}", dir.display()));
+    match write_dir(&dir, &profiles) {
+        Ok(()) => {
+            let mut line = format!(
+                "mpit-prof: profile of {} of {size} ranks written to {}",
+                profiles.len(),
+                dir.display()
+            );
+            if !missing.is_empty() {
+                line.push_str(&format!(" (no profile from ranks {missing:?})"));
+            }
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "mpit-prof: cannot write the profile to {}: {e}",
+                dir.display()
+            );
+        }
+    }
+}
+
+/// The output directory's files.
+fn write_dir(dir: &Path, profiles: &[RankProfile]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_vec_pretty(profiles).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("ranks.json"), json)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default()
+}
+
+// --- the library's destructor -------------------------------------------------------------
+
+/// Run when the process unloads the library (at exit): the process the launcher started says
+/// so if it never initialised MPI, since nothing was profiled.
+extern "C" fn at_unload() {
+    let _ = std::panic::catch_unwind(|| {
+        if INIT_SEEN.load(Relaxed) {
+            return;
+        }
+        let Ok(pid) = std::env::var(config::PID) else {
+            return;
+        };
+        if pid.parse::<u32>().ok() != Some(std::process::id()) {
+            return;
+        }
+        let program = std::env::args().next().unwrap_or_default();
+        let _ = writeln!(
+            std::io::stderr(),
+            "mpit-prof: {program} never called MPI_Init or MPI_Init_thread: nothing was profiled"
+        );
+    });
+}
+
+/// `at_unload` in the library's `.fini_array`: the loader runs it when the process exits.
+#[used]
+#[unsafe(link_section = ".fini_array")]
+static AT_UNLOAD: extern "C" fn() = at_unload;

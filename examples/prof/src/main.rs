@@ -1,0 +1,2 @@
+//! `mpit-prof`: the launcher (placeholder).
+fn main() {}
