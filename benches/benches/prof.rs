@@ -269,6 +269,13 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
     }
     eprintln!();
 
+    // What the profiler held and counted in its last run of each mode.
+    let mut held = Vec::new();
+    for (i, &c) in configs.iter().enumerate() {
+        if matches!(c, Config::Region | Config::Call) {
+            held.push(profile_check(bench, c, &iters[i]));
+        }
+    }
     let at = |c: Config| configs.iter().position(|&x| x == c);
     let _ = writeln!(
         md,
@@ -340,7 +347,63 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
          the ratio of medians. C wrapper: {}.",
         cwrap_said.trim_start_matches("cwrap: ")
     );
-    json!({"rounds": rounds, "seconds_per_round": seconds, "cwrap": cwrap_said, "sizes": rows})
+    for h in &held {
+        let _ = writeln!(md, "{h}.");
+    }
+    json!({"rounds": rounds, "seconds_per_round": seconds, "cwrap": cwrap_said,
+           "profiler": held, "sizes": rows})
+}
+
+/// Checks the profile of the last ping-pong run under `config` (its `ranks.json`): both ranks
+/// made as many MPI_Send calls as the program (the warm-up included); says how many pvar
+/// handles the profiler held.
+fn profile_check(bench: &Bench, config: Config, iters: &[String]) -> String {
+    let path = bench
+        .work
+        .join(format!("out-{}", config.key()))
+        .join("ranks.json");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+    let ranks: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+    let ranks = ranks.as_array().cloned().unwrap_or_default();
+    let expected: u64 = iters
+        .iter()
+        .map(|n| {
+            let n: u64 = n.parse().unwrap();
+            n + n / 10 + 1
+        })
+        .sum();
+    let sends: Vec<u64> = ranks
+        .iter()
+        .map(|r| {
+            r["nodes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|n| n["name"] == "MPI_Send")
+                .filter_map(|n| n["calls"].as_u64())
+                .sum()
+        })
+        .collect();
+    if sends != [expected, expected] {
+        fail(format!(
+            "{}: MPI_Send calls per rank {sends:?}, the program made {expected}",
+            path.display()
+        ));
+    }
+    let handles: u64 = ranks
+        .first()
+        .and_then(|r| r["columns"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["handles"].as_u64())
+        .sum();
+    format!(
+        "mpit-prof {} mode: {handles} pvar handles on rank 0, MPI_Send counted {expected} times \
+         on each rank as made",
+        config.name()
+    )
 }
 
 /// A real program of this MPI for whole runs: name, command line, files it needs in its

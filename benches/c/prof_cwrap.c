@@ -1,11 +1,12 @@
 /* The floor of mpit-prof's call mode, for the overhead bench (benches/benches/prof.rs): a PMPI
  * wrapper library, LD_PRELOADed, that makes the same pvar reads as call mode and nothing else.
- * At MPI_Init it opens one pvar session, allocates a handle for every pvar with no binding and
- * for every pvar bound to a communicator (on MPI_COMM_WORLD), starts the non-continuous ones
+ * At MPI_Init it opens one pvar session, allocates a handle for every pvar with no binding and,
+ * for every pvar bound to a communicator, one on MPI_COMM_WORLD and one on MPI_COMM_SELF (the
+ * predefined communicators mpit-prof binds at MPI_Init), starts the non-continuous ones
  * (dropping those MPI refuses to start), and reads all of them at the entry and the exit of
  * every MPI_Send and MPI_Recv. Holes (indices whose get_info fails) and refused allocations are
  * skipped. With PROF_CWRAP_VERBOSE set, rank 0 says on stderr what it holds:
- *   "cwrap: pvars P handles H (unbound U, comm C) started S"
+ *   "cwrap: pvars P handles H (unbound U, comm C) started S"   (C: on both communicators)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -24,12 +25,12 @@ static void read_all(void) {
 
 static void setup(void) {
   int provided, n, i, unbound = 0, comm = 0, started = 0, rank;
-  MPI_Comm world = MPI_COMM_WORLD;
+  MPI_Comm comms[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
   if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return;
   if (MPI_T_pvar_get_num(&n) != MPI_SUCCESS) return;
   if (MPI_T_pvar_session_create(&session) != MPI_SUCCESS) return;
-  handles = calloc(n + 1, sizeof *handles);
-  bufs = calloc(n + 1, sizeof *bufs);
+  handles = calloc(2 * n + 1, sizeof *handles);
+  bufs = calloc(2 * n + 1, sizeof *bufs);
   for (i = 0; i < n; i++) {
     char name[256], desc[1024];
     int name_len = sizeof name, desc_len = sizeof desc, verbosity, klass, bind, readonly,
@@ -37,30 +38,27 @@ static void setup(void) {
     MPI_Datatype datatype;
     MPI_T_enum enumtype;
     MPI_T_pvar_handle h;
+    int c, ncomms;
     if (MPI_T_pvar_get_info(i, name, &name_len, &verbosity, &klass, &datatype, &enumtype, desc,
                             &desc_len, &bind, &readonly, &continuous, &atomic) != MPI_SUCCESS)
       continue;
-    if (bind == MPI_T_BIND_NO_OBJECT) {
-      if (MPI_T_pvar_handle_alloc(session, i, NULL, &h, &count) != MPI_SUCCESS) continue;
-      unbound++;
-    } else if (bind == MPI_T_BIND_MPI_COMM) {
-      if (MPI_T_pvar_handle_alloc(session, i, &world, &h, &count) != MPI_SUCCESS) continue;
-      comm++;
-    } else {
-      continue;
-    }
-    if (!continuous) {
-      if (MPI_T_pvar_start(session, h) != MPI_SUCCESS) {
+    if (bind == MPI_T_BIND_NO_OBJECT) ncomms = 1;
+    else if (bind == MPI_T_BIND_MPI_COMM) ncomms = 2;
+    else continue;
+    for (c = 0; c < ncomms; c++) {
+      void *obj = bind == MPI_T_BIND_NO_OBJECT ? NULL : &comms[c];
+      if (MPI_T_pvar_handle_alloc(session, i, obj, &h, &count) != MPI_SUCCESS) continue;
+      if (!continuous && MPI_T_pvar_start(session, h) != MPI_SUCCESS) {
         MPI_T_pvar_handle_free(session, &h);
-        if (bind == MPI_T_BIND_NO_OBJECT) unbound--; else comm--;
         continue;
       }
-      started++;
+      if (!continuous) started++;
+      if (obj) comm++; else unbound++;
+      PMPI_Type_size(datatype, &size);
+      handles[nhandles] = h;
+      bufs[nhandles] = calloc(count > 0 ? count : 1, size > 8 ? size : 8);
+      nhandles++;
     }
-    PMPI_Type_size(datatype, &size);
-    handles[nhandles] = h;
-    bufs[nhandles] = calloc(count > 0 ? count : 1, size > 8 ? size : 8);
-    nhandles++;
   }
   active = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
