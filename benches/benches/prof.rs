@@ -415,10 +415,9 @@ struct Program {
 }
 
 /// hpcc's input with HPL on N×N (P=1, Q=2), from Debian's example.
-fn hpccinf(n: u32) -> String {
-    let example = std::fs::read_to_string("/usr/share/doc/hpcc/examples/_hpccinf.txt")
-        .unwrap_or_else(|e| fail(format!("hpcc's example input: {e}")));
-    example
+fn hpccinf(n: u32) -> Option<String> {
+    let example = std::fs::read_to_string("/usr/share/doc/hpcc/examples/_hpccinf.txt").ok()?;
+    let text = example
         .lines()
         .map(|l| {
             if l.ends_with(" Ns") {
@@ -430,50 +429,59 @@ fn hpccinf(n: u32) -> String {
             }
         })
         .collect::<Vec<_>>()
-        .join("\n")
-        + "\n"
+        .join("\n");
+    Some(text + "\n")
 }
 
-/// The Debian programs linked with the selected MPI (by target directory: `openmpi` is Debian's
-/// Open MPI, `mpich` Debian's MPICH).
-fn programs(key: &str) -> Vec<Program> {
+/// The canonical file `object`'s `libmpi`/`libmpich` resolves to in this environment (`ldd`).
+fn libmpi_of(object: &Path) -> Option<PathBuf> {
+    let out = Command::new("ldd").arg(object).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .filter_map(|l| l.trim().split_once(" => "))
+        .find(|(name, _)| name.starts_with("libmpi.so") || name.starts_with("libmpich.so"))
+        .and_then(|(_, rest)| std::fs::canonicalize(rest.split_whitespace().next()?).ok())
+}
+
+/// The Debian programs that run with the MPI library `libmpit_prof.so` loads here (Debian's
+/// Open MPI programs also on the Open MPI 5 wheel's ABI-compatible `libmpi.so.40`).
+fn programs(bench: &Bench) -> Vec<Program> {
+    let Some(ours) = bench
+        .prof
+        .as_ref()
+        .and_then(|p| libmpi_of(&p.with_file_name("libmpit_prof.so")))
+    else {
+        return vec![];
+    };
     let netpipe = |bin: &str| Program {
         name: "NetPIPE",
-        argv: ["-u", "1048576", "-p", "0", "-n", "300", "-o", "np.out"]
-            .iter()
-            .fold(vec![bin.to_string()], |mut v, a| {
-                v.push(a.to_string());
-                v
-            }),
+        argv: [bin, "-u", "1048576", "-p", "0", "-n", "300", "-o", "np.out"]
+            .map(String::from)
+            .to_vec(),
         files: vec![],
     };
-    match key {
-        "openmpi" => vec![
-            netpipe("NPopenmpi"),
-            Program {
-                name: "hpcc",
-                argv: vec!["hpcc".into()],
-                files: vec![("hpccinf.txt", hpccinf(1500))],
-            },
-        ],
-        "mpich" => vec![netpipe("NPmpich2")],
-        _ => vec![],
-    }
+    let hpcc = hpccinf(1500).map(|input| Program {
+        name: "hpcc",
+        argv: vec!["hpcc".into()],
+        files: vec![("hpccinf.txt", input)],
+    });
+    [netpipe("NPopenmpi"), netpipe("NPmpich2")]
+        .into_iter()
+        .chain(hpcc)
+        .filter(|p| libmpi_of(&Path::new("/usr/bin").join(&p.argv[0])).as_ref() == Some(&ours))
+        .collect()
 }
 
 /// Whole runs of the Debian programs: bare against region mode, wall time.
-fn whole_runs(bench: &Bench, key: &str, label: &str, md: &mut String) -> Value {
-    let programs = programs(key);
+fn whole_runs(bench: &Bench, label: &str, md: &mut String) -> Value {
+    let programs = programs(bench);
     if programs.is_empty() {
         let _ = writeln!(
             md,
-            "\nWhole runs: no Debian program is linked with {label} (they run on `openmpi` and \
-             `mpich`)."
+            "\nWhole runs: no Debian program runs with {label}'s library here (NetPIPE and \
+             hpcc run on `openmpi` and `openmpi5`, NetPIPE on `mpich`), or mpit-prof is not \
+             built."
         );
-        return json!([]);
-    }
-    if bench.prof.is_none() {
-        let _ = writeln!(md, "\nWhole runs: mpit-prof is not built, left out.");
         return json!([]);
     }
     let runs: usize = env_or("PROF_BENCH_RUNS", 5);
@@ -567,7 +575,7 @@ fn main() {
     let only = std::env::var("PROF_BENCH_ONLY").unwrap_or_default();
     let mut md = String::new();
     let pp = (only != "whole").then(|| pingpong(&bench, &label, &mut md));
-    let whole = (only != "pingpong").then(|| whole_runs(&bench, &key, &label, &mut md));
+    let whole = (only != "pingpong").then(|| whole_runs(&bench, &label, &mut md));
 
     println!("\nmpit-prof overhead, {label}, 2 ranks:\n\n{md}");
     let suffix = if monitoring.is_some() {
