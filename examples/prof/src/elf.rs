@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use object::read::elf::ElfFile64;
+use object::read::elf::{ElfFile64, ProgramHeader as _};
 use object::{Endianness, Object, ObjectSymbol};
 
 /// The dynamic-linking facts of one ELF file.
@@ -17,6 +17,9 @@ pub(crate) struct Dynamic {
     pub(crate) soname: Option<String>,
     /// DT_NEEDED entries, in order.
     pub(crate) needed: Vec<String>,
+    /// PT_INTERP: the dynamic loader that runs it (`None`: a shared object or a static
+    /// program).
+    pub(crate) interpreter: Option<String>,
 }
 
 /// Reads `path`'s dynamic section. `Ok(None)`: not a 64-bit ELF file (a script, another
@@ -46,6 +49,12 @@ pub(crate) fn dynamic(path: &Path) -> Result<Option<Dynamic>, String> {
             out.soname = name(d);
         }
     }
+    let endian = file.endian();
+    out.interpreter = file
+        .elf_program_headers()
+        .iter()
+        .find_map(|ph| ph.interpreter(endian, &*data).ok().flatten())
+        .map(|i| String::from_utf8_lossy(i).into_owned());
     Ok(Some(out))
 }
 
@@ -61,8 +70,12 @@ pub(crate) fn exported_functions(path: &Path) -> Result<Vec<String>, String> {
         .collect())
 }
 
+#[allow(dead_code)] // the launcher's; the build script reads SONAMEs only
 /// Whether a DT_NEEDED or SONAME entry names an MPI library proper (`libmpi.so.40`,
-/// `libmpi.so.12`), not one of its language bindings (`libmpi_mpifh`, `libmpifort`, `libmpicxx`).
+/// `libmpi.so.12`, Debian MPICH's `libmpich.so.12`), not one of its language bindings
+/// (`libmpi_mpifh`, `libmpifort`, `libmpicxx`).
 pub(crate) fn is_libmpi(name: &str) -> bool {
-    name == "libmpi.so" || name.starts_with("libmpi.so.")
+    ["libmpi.so", "libmpich.so"]
+        .iter()
+        .any(|l| name == *l || name.strip_prefix(l).is_some_and(|v| v.starts_with('.')))
 }

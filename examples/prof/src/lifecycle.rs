@@ -397,11 +397,11 @@ fn write_outputs(gathered: &[Vec<u8>], size: usize) {
     }
 }
 
-/// The output directory's files.
+/// The output directory's files: the ranks' profiles reduced and rendered
+/// (`mpit_examples::prof::write_all`).
 fn write_dir(dir: &Path, profiles: &[RankProfile]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let json = serde_json::to_vec_pretty(profiles).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join("ranks.json"), json)
+    let profile = mpit_examples::prof::reduce(profiles);
+    mpit_examples::prof::write_all(dir, &profile).map(|_| ())
 }
 
 fn hostname() -> String {

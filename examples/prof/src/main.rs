@@ -1,2 +1,404 @@
-//! `mpit-prof`: the launcher (placeholder).
-fn main() {}
+//! `mpit-prof`: profiles an MPI program's performance variables per region and MPI function.
+//!
+//! ```text
+//! mpiexec -n 4 mpit-prof [--mode region|call] [--pvars REGEX] [--classes C,..]
+//!                        [--verbosity V] [--output DIR] [--progress] [--events] -- ./app args
+//! mpit-prof report DIR
+//! mpit-prof diff DIR1 DIR2
+//! ```
+//!
+//! Run under any launcher, once per rank: it sets the `MPIT_PROF_*` variables, puts
+//! `libmpit_prof.so` (next to this executable) first in `LD_PRELOAD` and `exec`s the program,
+//! so its exit status is the program's. A program linked against another libmpi than the one
+//! the library was built for runs unchanged, after one line saying so.
+
+#![forbid(unsafe_code)]
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::str::FromStr;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+mod elf;
+
+/// The SONAME of the libmpi the library was built against (`libmpi.so.40`).
+const BUILD_SONAME: &str = env!("MPIT_PROF_BUILD_SONAME");
+/// That library's file.
+const BUILD_LIBMPI: &str = env!("MPIT_PROF_BUILD_LIBMPI");
+/// The preload library's file name, looked for next to this executable.
+const LIBRARY: &str = "libmpit_prof.so";
+
+#[derive(Parser)]
+#[command(
+    name = "mpit-prof",
+    version,
+    about = "Profile an MPI program's performance variables (MPI_T pvars) per region and MPI \
+             function",
+    long_about = "Profile an MPI program's performance variables (MPI_T pvars) per region and \
+                  MPI function.\n\nRun it under the launcher, once per rank:\n  mpiexec -n 4 \
+                  mpit-prof [OPTIONS] -- ./app args\nRank 0 writes profile.txt, profile.json \
+                  (Caliper json-split, for Hatchet), comm-matrix.json and SVG heat maps of \
+                  per-peer pvars, and ranks.json into the output directory. The options can also \
+                  be given as MPIT_PROF_MODE, MPIT_PROF_PVARS, MPIT_PROF_CLASSES, \
+                  MPIT_PROF_VERBOSITY, MPIT_PROF_OUTPUT, MPIT_PROF_PROGRESS and MPIT_PROF_EVENTS.",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    #[command(flatten)]
+    run: Run,
+}
+
+#[derive(clap::Args)]
+struct Run {
+    /// When pvars are read: at region boundaries only (region, the default) or also at every
+    /// MPI call's entry and exit (call).
+    #[arg(long, value_parser = ["region", "call"])]
+    mode: Option<String>,
+    /// Profile only the pvars whose name matches this regular expression.
+    #[arg(long, value_name = "REGEX", value_parser = regex_arg)]
+    pvars: Option<String>,
+    /// Profile only pvars of these classes (counter, timer, level, ...).
+    #[arg(long, value_name = "CLASS,...", value_delimiter = ',', value_parser = class_arg)]
+    classes: Vec<String>,
+    /// Profile only pvars at this verbosity or below (user_basic ... mpidev_all).
+    #[arg(long, value_name = "LEVEL", value_parser = verbosity_arg)]
+    verbosity: Option<String>,
+    /// The output directory (default: mpit-prof-<date>-<time> in the working directory).
+    #[arg(long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Progress lines on standard error.
+    #[arg(long)]
+    progress: bool,
+    /// Count MPI_T events per region (MPI-4 event API).
+    #[arg(long)]
+    events: bool,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, value_name = "PROGRAM")]
+    program: Vec<OsString>,
+}
+
+#[derive(Subcommand)]
+enum Sub {
+    /// Print the profile table of an output directory again (from its ranks.json).
+    Report {
+        /// An output directory of mpit-prof.
+        dir: PathBuf,
+    },
+    /// Compare two output directories: per node and metric, both values and the change.
+    Diff {
+        /// The first run's output directory.
+        before: PathBuf,
+        /// The second run's output directory.
+        after: PathBuf,
+    },
+}
+
+fn regex_arg(s: &str) -> Result<String, String> {
+    regex::Regex::new(s)
+        .map(|_| s.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+fn class_arg(s: &str) -> Result<String, String> {
+    mpit_safe::PvarClass::from_str(s)
+        .map(|_| s.trim().to_owned())
+        .map_err(|e| e.to_string())
+}
+
+fn verbosity_arg(s: &str) -> Result<String, String> {
+    mpit_safe::Verbosity::from_str(s)
+        .map(|_| s.trim().to_owned())
+        .map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Sub::Report { dir }) => mpit_examples::prof::report(&dir).map(|t| print!("{t}")),
+        Some(Sub::Diff { before, after }) => {
+            mpit_examples::prof::diff(&before, &after).map(|t| print!("{t}"))
+        }
+        None => {
+            if cli.run.program.is_empty() {
+                Cli::command()
+                    .error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        "no program given: mpit-prof [OPTIONS] -- PROGRAM [ARGS]...",
+                    )
+                    .exit();
+            }
+            return launch(cli.run);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mpit-prof: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Sets the environment and `exec`s the program; returns only if that fails.
+fn launch(run: Run) -> ExitCode {
+    let program = &run.program[0];
+    let args = &run.program[1..];
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    let path = resolve(program);
+
+    let Some(library) = library_file() else {
+        eprintln!(
+            "mpit-prof: {LIBRARY} is not next to this executable ({}); build it with `cargo \
+             build -p mpit-prof` into the same target directory",
+            std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+        return ExitCode::FAILURE;
+    };
+
+    let preload = match std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
+        Some(old) => {
+            let mut p = library.clone().into_os_string();
+            p.push(":");
+            p.push(old);
+            p
+        }
+        None => library.clone().into_os_string(),
+    };
+
+    let mut elf = false;
+    if let Some(path) = &path {
+        match elf::dynamic(path) {
+            Ok(Some(dynamic)) => {
+                elf = true;
+                if let Some(why) = wrong_library(path, &dynamic, &preload) {
+                    eprintln!(
+                        "mpit-prof: not profiling: {why}; {LIBRARY} was built for \
+                         {BUILD_SONAME} ({BUILD_LIBMPI}); the program runs unchanged"
+                    );
+                    return exec(cmd, program);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("mpit-prof: cannot read {e}; running it anyway"),
+        }
+    }
+
+    let set = |cmd: &mut Command, var: &str, value: Option<String>| {
+        if let Some(v) = value {
+            cmd.env(var, v);
+        }
+    };
+    set(&mut cmd, "MPIT_PROF_MODE", run.mode);
+    set(&mut cmd, "MPIT_PROF_PVARS", run.pvars);
+    set(
+        &mut cmd,
+        "MPIT_PROF_CLASSES",
+        (!run.classes.is_empty()).then(|| run.classes.join(",")),
+    );
+    set(&mut cmd, "MPIT_PROF_VERBOSITY", run.verbosity);
+    // Absolute, so a program that changes directory still writes where it was asked.
+    set(
+        &mut cmd,
+        "MPIT_PROF_OUTPUT",
+        run.output
+            .map(|o| std::path::absolute(&o).unwrap_or(o).display().to_string()),
+    );
+    set(
+        &mut cmd,
+        "MPIT_PROF_PROGRESS",
+        run.progress.then(|| "1".into()),
+    );
+    set(&mut cmd, "MPIT_PROF_EVENTS", run.events.then(|| "1".into()));
+    // `exec` keeps the pid: the program's own process (not its children, not a script's
+    // interpreter's children) reports a missing MPI_Init.
+    if elf {
+        cmd.env("MPIT_PROF_PID", std::process::id().to_string());
+    } else {
+        cmd.env_remove("MPIT_PROF_PID");
+    }
+    cmd.env("LD_PRELOAD", preload);
+    exec(cmd, program)
+}
+
+/// Replaces this process with `cmd`; returns only on failure (126: not runnable, 127: not
+/// found, as shells do).
+fn exec(mut cmd: Command, program: &OsString) -> ExitCode {
+    let e = cmd.exec();
+    eprintln!(
+        "mpit-prof: cannot run {}: {e}",
+        Path::new(program).display()
+    );
+    ExitCode::from(if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    })
+}
+
+/// `libmpit_prof.so` next to this executable.
+fn library_file() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let lib = exe.parent()?.join(LIBRARY);
+    lib.is_file().then_some(lib)
+}
+
+/// The file `exec` will run: `program` itself if it names a path, else the first match in
+/// `PATH`.
+fn resolve(program: &OsString) -> Option<PathBuf> {
+    let p = Path::new(program);
+    if p.components().count() > 1 || p.is_absolute() {
+        return p.is_file().then(|| p.to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(p))
+        .find(|c| c.is_file())
+}
+
+/// Why `path` must run unprofiled, if it must: it is linked against another libmpi than ours
+/// (its DT_NEEDED), or the dynamic loader would give it another libmpi file, or our library
+/// would not load beside it (a `PMPI_` function missing: the library is bound at load time).
+///
+/// The second and third come from the loader itself, in trace mode as `ldd -r` runs it
+/// (`LD_TRACE_LOADED_OBJECTS`, every symbol bound now, unresolved ones reported): it lists
+/// what it would load and stops before the program runs. Only for programs that name their
+/// loader (PT_INTERP); a static program would run.
+fn wrong_library(path: &Path, dynamic: &elf::Dynamic, preload: &OsStr) -> Option<String> {
+    if let Some(other) = other_libmpi(&dynamic.needed) {
+        return Some(format!("{} is linked against {other}", path.display()));
+    }
+    let interpreter = dynamic.interpreter.as_ref()?;
+    let out = Command::new(interpreter)
+        .arg(path)
+        .env("LD_TRACE_LOADED_OBJECTS", "1")
+        .env("LD_WARN", "yes")
+        .env("LD_BIND_NOW", "yes")
+        .env("LD_PRELOAD", preload)
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (loaded, missing) = parse_trace(&text);
+    if let Some(first) = missing.first() {
+        return Some(format!(
+            "{LIBRARY} cannot be loaded beside {}: {} of its PMPI functions are missing from \
+             the libmpi it would get ({first}, ...)",
+            path.display(),
+            missing.len()
+        ));
+    }
+    let ours = std::fs::canonicalize(BUILD_LIBMPI).ok()?;
+    let loaded = loaded?;
+    let theirs = std::fs::canonicalize(&loaded).unwrap_or(loaded);
+    (theirs != ours).then(|| format!("{} would load {}", path.display(), theirs.display()))
+}
+
+/// From the loader's trace: the file of the libmpi it resolves and the symbols of our library
+/// it cannot bind.
+fn parse_trace(text: &str) -> (Option<PathBuf>, Vec<String>) {
+    let mut libmpi = None;
+    let mut missing = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some((name, rest)) = line.split_once(" => ")
+            && elf::is_libmpi(name.trim())
+            && libmpi.is_none()
+        {
+            libmpi = rest.split(" (").next().map(|p| PathBuf::from(p.trim()));
+        }
+        if let Some(sym) = line.strip_prefix("undefined symbol: ")
+            && line.contains(LIBRARY)
+        {
+            missing.extend(sym.split_whitespace().next().map(str::to_owned));
+        }
+    }
+    (libmpi, missing)
+}
+
+/// A libmpi among `needed` that is not ours (`None`: ours, or none at all, as for a script,
+/// a Python interpreter or a program linked through another library; the preload library
+/// checks those at `MPI_Init`).
+fn other_libmpi(needed: &[String]) -> Option<&str> {
+    let mpis: Vec<&str> = needed
+        .iter()
+        .map(String::as_str)
+        .filter(|n| elf::is_libmpi(n))
+        .collect();
+    if mpis.is_empty() || BUILD_SONAME.is_empty() || mpis.contains(&BUILD_SONAME) {
+        None
+    } else {
+        Some(mpis[0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libmpi_comparison() {
+        let ours = BUILD_SONAME.to_owned();
+        assert!(ours.starts_with("libmpi.so."), "{ours}");
+        let other = if ours == "libmpi.so.12" {
+            "libmpi.so.40"
+        } else {
+            "libmpi.so.12"
+        };
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(other_libmpi(&v(&["libc.so.6", &ours])), None);
+        assert_eq!(other_libmpi(&v(&["libc.so.6"])), None);
+        assert_eq!(other_libmpi(&v(&["libmpifort.so.12", "libc.so.6"])), None);
+        assert_eq!(other_libmpi(&v(&[other, "libc.so.6"])), Some(other));
+    }
+
+    #[test]
+    fn loader_trace() {
+        let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\t/t/libmpit_prof.so (0x00007f)\n\
+                    \tlibmpi.so.40 => /usr/lib/x86_64-linux-gnu/libmpi.so.40 (0x00007f)\n\
+                    undefined symbol: PMPI_Allgather_init\t(/t/libmpit_prof.so)\n\
+                    undefined symbol: foo\t(/usr/lib/libother.so)\n";
+        let (lib, missing) = parse_trace(text);
+        assert_eq!(
+            lib,
+            Some(PathBuf::from("/usr/lib/x86_64-linux-gnu/libmpi.so.40"))
+        );
+        assert_eq!(missing, ["PMPI_Allgather_init"]);
+        assert!(elf::is_libmpi("libmpich.so.12"));
+        assert!(!elf::is_libmpi("libmpich_foo.so.12"));
+        assert!(!elf::is_libmpi("libmpi_mpifh.so.40"));
+    }
+
+    #[test]
+    fn cli_parses() {
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "mpit-prof",
+            "--mode",
+            "call",
+            "--classes",
+            "counter,timer",
+            "--",
+            "./app",
+            "--mode",
+            "x",
+        ])
+        .unwrap();
+        assert_eq!(cli.run.mode.as_deref(), Some("call"));
+        assert_eq!(cli.run.classes, ["counter", "timer"]);
+        assert_eq!(cli.run.program, ["./app", "--mode", "x"]);
+        assert!(Cli::try_parse_from(["mpit-prof", "--mode", "sometimes", "--", "a"]).is_err());
+        assert!(Cli::try_parse_from(["mpit-prof", "--pvars", "(", "--", "a"]).is_err());
+        let cli = Cli::try_parse_from(["mpit-prof", "report", "dir"]).unwrap();
+        assert!(matches!(cli.command, Some(Sub::Report { .. })));
+    }
+}

