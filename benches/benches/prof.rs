@@ -1,0 +1,602 @@
+//! mpit-prof's overhead, measured side by side in one run.
+//!
+//! **Ping-pong.** A 2-rank C ping-pong (`benches/c/pingpong.c`, built with `$MPICC`:
+//! MPI_Send/MPI_Recv round trips at 0 B, 1 KiB and 1 MiB, timed by the program itself so that
+//! launch, MPI_Init and MPI_Finalize do not count) runs under `$MPIEXEC -n 2` in four
+//! configurations, interleaved round by round (the order rotates every round):
+//! - `bare`: the program alone;
+//! - `region`: `mpit-prof --mode region` (pvars read at region boundaries only);
+//! - `call`: `mpit-prof --mode call` (every started pvar read at each call's entry and exit);
+//! - `C wrapper`: `benches/c/prof_cwrap.c`, a PMPI library (LD_PRELOAD, built with
+//!   `$MPICC -shared -fPIC`) making the same reads as call mode and nothing else: every unbound
+//!   and every MPI_COMM_WORLD-bound pvar, non-continuous ones started, read at the entry and
+//!   exit of each MPI_Send/MPI_Recv. The floor for call mode.
+//!
+//! Each configuration's iteration counts are calibrated first (under that configuration) so
+//! that one size of one round takes about `PROF_BENCH_SECONDS` (0.3 s). The table gives the
+//! median and the minimum time per round trip over the rounds, the ratio of medians and the
+//! ratio of minima, against the targets: region ≤ 1.05× bare at 0 B and ≤ 1.02× at 1 KiB and
+//! 1 MiB; call ≤ 1.10× the C wrapper.
+//!
+//! **Whole runs.** Real programs from Debian linked with this MPI (`NPopenmpi` and `hpcc` for
+//! Debian's Open MPI, `NPmpich2` for Debian's MPICH) with fixed work, bare against
+//! `mpit-prof --mode region`, interleaved, wall time of the whole `mpiexec` (target ≤ 1.03×).
+//!
+//! Run (the bench builds `mpit-prof` in release first):
+//! `scripts/with-mpi openmpi5 cargo bench -p mpit-benches --bench prof`; with Open MPI's
+//! monitoring pvars live: `OMPI_MCA_pml_monitoring_enable=2 scripts/with-mpi openmpi5 ...`.
+//! Tables are printed in Markdown and written as JSON to
+//! `$CARGO_TARGET_DIR/prof-bench[-pml_monitoring].json`. Knobs: `PROF_BENCH_ROUNDS` (15),
+//! `PROF_BENCH_SECONDS` (0.3), `PROF_BENCH_RUNS` (whole runs per side, 5), `PROF_BENCH_ONLY`
+//! (`pingpong` or `whole`).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Instant;
+
+use mpit_benches::median;
+use serde_json::{Value, json};
+
+/// Message sizes of the ping-pong, in bytes (the program's order).
+const SIZES: [u64; 3] = [0, 1024, 1 << 20];
+/// Target ratios region / bare, per size.
+const REGION_TARGET: [f64; 3] = [1.05, 1.02, 1.02];
+/// Target ratio call / C wrapper.
+const CALL_TARGET: f64 = 1.10;
+/// Target ratio of a whole run under region mode to the bare run.
+const WHOLE_TARGET: f64 = 1.03;
+
+/// The four ways the ping-pong runs.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Config {
+    Bare,
+    Region,
+    Call,
+    CWrap,
+}
+
+impl Config {
+    const ALL: [Config; 4] = [Config::Bare, Config::Region, Config::Call, Config::CWrap];
+
+    fn name(self) -> &'static str {
+        match self {
+            Config::Bare => "bare",
+            Config::Region => "region",
+            Config::Call => "call",
+            Config::CWrap => "C wrapper",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Config::CWrap => "cwrap",
+            c => c.name(),
+        }
+    }
+}
+
+/// What the runs need: the launcher, the built programs, where to write.
+struct Bench {
+    mpiexec: Vec<String>,
+    work: PathBuf,
+    pingpong: PathBuf,
+    cwrap: PathBuf,
+    prof: Option<PathBuf>,
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn fail(msg: impl std::fmt::Display) -> ! {
+    eprintln!("prof bench: {msg}");
+    std::process::exit(1)
+}
+
+/// Runs `cmd`, failing the bench with its output when it does not succeed.
+fn run(mut cmd: Command, what: &str) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| fail(format!("{what}: cannot run {cmd:?}: {e}")));
+    if !out.status.success() {
+        fail(format!(
+            "{what}: {cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    out
+}
+
+/// `$MPICC [flags] SOURCE -o OUT`.
+fn compile(source: &str, out: &Path, flags: &[&str]) {
+    let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
+    let mut words = mpicc.split_whitespace();
+    let mut cmd = Command::new(words.next().unwrap_or("mpicc"));
+    cmd.args(words)
+        .args(["-O2", "-Wall"])
+        .args(flags)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("c").join(source))
+        .arg("-o")
+        .arg(out);
+    run(cmd, &format!("compiling {source}"));
+}
+
+/// Builds `mpit-prof` (launcher and preload library) in release into this target directory;
+/// `None`, said on stderr, if that fails (the region and call sides are then left out).
+fn build_prof(target: &Path) -> Option<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "-q", "-p", "mpit-prof"])
+        .status();
+    let bin = target.join("release").join("mpit-prof");
+    match status {
+        Ok(s) if s.success() && bin.exists() => Some(bin),
+        _ => {
+            eprintln!(
+                "prof bench: `cargo build --release -p mpit-prof` did not give {}: the region and \
+                 call sides are left out",
+                bin.display()
+            );
+            None
+        }
+    }
+}
+
+impl Bench {
+    fn mpiexec(&self) -> Command {
+        let mut words = self.mpiexec.iter();
+        let mut cmd = Command::new(words.next().expect("MPIEXEC is empty"));
+        cmd.args(words).args(["-n", "2"]);
+        cmd
+    }
+
+    /// `$MPIEXEC -n 2` and the program under `config` (mpit-prof writing into `out`).
+    fn launch(&self, config: Config, out: &Path) -> Command {
+        let mut cmd = self.mpiexec();
+        match config {
+            Config::Bare => {}
+            Config::Region | Config::Call => {
+                cmd.arg(self.prof.as_ref().expect("mpit-prof is built"))
+                    .args(["--mode", config.name(), "--output"])
+                    .arg(out)
+                    .arg("--");
+            }
+            Config::CWrap => {
+                cmd.arg("env")
+                    .arg(format!("LD_PRELOAD={}", self.cwrap.display()))
+                    .arg("PROF_CWRAP_VERBOSE=1");
+            }
+        }
+        cmd
+    }
+
+    fn pingpong(&self, config: Config, args: &[String]) -> Output {
+        let out = self.work.join(format!("out-{}", config.key()));
+        let mut cmd = self.launch(config, &out);
+        cmd.arg(&self.pingpong).args(args);
+        run(cmd, &format!("ping-pong ({})", config.name()))
+    }
+}
+
+/// `(size, value)` of the program's lines `WORD SIZE VALUE...` (value: field `field`).
+fn lines_of(out: &Output, word: &str, field: usize) -> Vec<(u64, f64)> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.first() == Some(&word)).then_some(())?;
+            Some((f.get(1)?.parse().ok()?, f.get(field)?.parse().ok()?))
+        })
+        .collect()
+}
+
+fn min(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// Median and minimum of `a` over those of `b`.
+fn ratios(a: &[f64], b: &[f64]) -> (f64, f64) {
+    (
+        median(&mut a.to_vec()) / median(&mut b.to_vec()),
+        min(a) / min(b),
+    )
+}
+
+fn size_name(size: u64) -> String {
+    match size {
+        0 => "0 B".into(),
+        s if s >= 1 << 20 => format!("{} MiB", s >> 20),
+        s => format!("{} KiB", s >> 10),
+    }
+}
+
+/// The ping-pong part: calibration, interleaved rounds, table and JSON rows.
+fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
+    let rounds: usize = env_or("PROF_BENCH_ROUNDS", 15);
+    let seconds: f64 = env_or("PROF_BENCH_SECONDS", 0.3);
+    let configs: Vec<Config> = Config::ALL
+        .into_iter()
+        .filter(|c| bench.prof.is_some() || matches!(c, Config::Bare | Config::CWrap))
+        .collect();
+
+    // Calibration, under each configuration: round trips per size for ~`seconds`.
+    let mut iters: Vec<Vec<String>> = Vec::new();
+    let mut cwrap_said = String::new();
+    for &c in &configs {
+        let out = bench.pingpong(c, &["calibrate".into(), seconds.to_string()]);
+        let n: Vec<String> = lines_of(&out, "iters", 2)
+            .iter()
+            .map(|&(_, n)| (n as u64).to_string())
+            .collect();
+        if n.len() != SIZES.len() {
+            fail(format!("calibration ({}): no counts", c.name()));
+        }
+        if c == Config::CWrap {
+            cwrap_said = String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .find(|l| l.starts_with("cwrap:"))
+                .unwrap_or("cwrap: said nothing")
+                .to_string();
+        }
+        eprintln!("calibrated {:<10} {}", c.name(), n.join(" "));
+        iters.push(n);
+    }
+    eprintln!("{cwrap_said}");
+
+    // times[config][size]: µs per round trip, one per round.
+    let mut times = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
+    for round in 0..rounds {
+        for k in 0..configs.len() {
+            let i = (round + k) % configs.len();
+            let out = bench.pingpong(configs[i], &iters[i]);
+            let got = lines_of(&out, "time", 3);
+            if got.len() != SIZES.len() {
+                fail(format!("round {round} ({}): no times", configs[i].name()));
+            }
+            for (s, &(size, secs)) in got.iter().enumerate() {
+                debug_assert_eq!(size, SIZES[s]);
+                let n: f64 = iters[i][s].parse().unwrap();
+                times[i][s].push(secs / n * 1e6);
+            }
+        }
+        eprint!("\rround {}/{rounds}", round + 1);
+    }
+    eprintln!();
+
+    // What the profiler held and counted in its last run of each mode.
+    let mut held = Vec::new();
+    for (i, &c) in configs.iter().enumerate() {
+        if matches!(c, Config::Region | Config::Call) {
+            held.push(profile_check(bench, c, &iters[i]));
+        }
+    }
+    let at = |c: Config| configs.iter().position(|&x| x == c);
+    let _ = writeln!(
+        md,
+        "| implementation | size | bare µs | region µs | call µs | C wrapper µs | region/bare \
+         | call/C wrapper | targets |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    let mut rows = Vec::new();
+    for (s, &size) in SIZES.iter().enumerate() {
+        let cell = |c: Config| match at(c) {
+            Some(i) => format!(
+                "{:.3} (min {:.3})",
+                median(&mut times[i][s].clone()),
+                min(&times[i][s])
+            ),
+            None => "-".into(),
+        };
+        let pair = |a: Config, b: Config| Some(ratios(&times[at(a)?][s], &times[at(b)?][s]));
+        let region = pair(Config::Region, Config::Bare);
+        let call = pair(Config::Call, Config::CWrap);
+        let verdict = |r: Option<(f64, f64)>, t: f64, what: &str| match r {
+            Some((m, _)) if m <= t => format!("{what} ≤ {t:.2} ok"),
+            Some(_) => format!("{what} ≤ {t:.2} **MISS**"),
+            None => format!("{what}: not run"),
+        };
+        let show = |r: Option<(f64, f64)>| match r {
+            Some((m, n)) => format!("{m:.3} (min {n:.3})"),
+            None => "-".into(),
+        };
+        let _ = writeln!(
+            md,
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {}; {} |",
+            size_name(size),
+            cell(Config::Bare),
+            cell(Config::Region),
+            cell(Config::Call),
+            cell(Config::CWrap),
+            show(region),
+            show(call),
+            verdict(region, REGION_TARGET[s], "region"),
+            verdict(call, CALL_TARGET, "call/C")
+        );
+        let side = |c: Config| {
+            at(c).map(|i| {
+                json!({
+                    "iterations": iters[i][s].parse::<u64>().unwrap(),
+                    "median_us": median(&mut times[i][s].clone()),
+                    "min_us": min(&times[i][s]),
+                    "rounds_us": times[i][s],
+                })
+            })
+        };
+        let ratio = |r: Option<(f64, f64)>, t: f64| {
+            r.map(|(m, n)| json!({"ratio_of_medians": m, "ratio_of_mins": n, "target": t, "met": m <= t}))
+        };
+        rows.push(json!({
+            "size": size,
+            "bare": side(Config::Bare),
+            "region": side(Config::Region),
+            "call": side(Config::Call),
+            "cwrap": side(Config::CWrap),
+            "region_over_bare": ratio(region, REGION_TARGET[s]),
+            "call_over_cwrap": ratio(call, CALL_TARGET),
+        }));
+    }
+    let _ = writeln!(
+        md,
+        "\n{rounds} rounds interleaved (order rotating), ~{seconds} s per size and round; µs per \
+         round trip, median over rounds (min); ratios of medians (of minima); targets checked on \
+         the ratio of medians. C wrapper: {}.",
+        cwrap_said.trim_start_matches("cwrap: ")
+    );
+    for h in &held {
+        let _ = writeln!(md, "{h}.");
+    }
+    json!({"rounds": rounds, "seconds_per_round": seconds, "cwrap": cwrap_said,
+           "profiler": held, "sizes": rows})
+}
+
+/// Checks the profile of the last ping-pong run under `config` (its `ranks.json`): both ranks
+/// made as many MPI_Send calls as the program (the warm-up included); says how many pvar
+/// handles the profiler held.
+fn profile_check(bench: &Bench, config: Config, iters: &[String]) -> String {
+    let path = bench
+        .work
+        .join(format!("out-{}", config.key()))
+        .join("ranks.json");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+    let ranks: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+    let ranks = ranks.as_array().cloned().unwrap_or_default();
+    let expected: u64 = iters
+        .iter()
+        .map(|n| {
+            let n: u64 = n.parse().unwrap();
+            n + n / 10 + 1
+        })
+        .sum();
+    let sends: Vec<u64> = ranks
+        .iter()
+        .map(|r| {
+            r["nodes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|n| n["name"] == "MPI_Send")
+                .filter_map(|n| n["calls"].as_u64())
+                .sum()
+        })
+        .collect();
+    if sends != [expected, expected] {
+        fail(format!(
+            "{}: MPI_Send calls per rank {sends:?}, the program made {expected}",
+            path.display()
+        ));
+    }
+    let handles: u64 = ranks
+        .first()
+        .and_then(|r| r["columns"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["handles"].as_u64())
+        .sum();
+    format!(
+        "mpit-prof {} mode: {handles} pvar handles on rank 0, MPI_Send counted {expected} times \
+         on each rank as made",
+        config.name()
+    )
+}
+
+/// A real program of this MPI for whole runs: name, command line, files it needs in its
+/// working directory.
+struct Program {
+    name: &'static str,
+    argv: Vec<String>,
+    files: Vec<(&'static str, String)>,
+}
+
+/// hpcc's input with HPL on N×N (P=1, Q=2), from Debian's example.
+fn hpccinf(n: u32) -> Option<String> {
+    let example = std::fs::read_to_string("/usr/share/doc/hpcc/examples/_hpccinf.txt").ok()?;
+    let text = example
+        .lines()
+        .map(|l| {
+            if l.ends_with(" Ns") {
+                format!("{n:<12} Ns")
+            } else if l.ends_with(" Ps") {
+                "1            Ps".into()
+            } else {
+                l.into()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some(text + "\n")
+}
+
+/// The canonical file `object`'s `libmpi`/`libmpich` resolves to in this environment (`ldd`).
+fn libmpi_of(object: &Path) -> Option<PathBuf> {
+    let out = Command::new("ldd").arg(object).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .filter_map(|l| l.trim().split_once(" => "))
+        .find(|(name, _)| name.starts_with("libmpi.so") || name.starts_with("libmpich.so"))
+        .and_then(|(_, rest)| std::fs::canonicalize(rest.split_whitespace().next()?).ok())
+}
+
+/// The Debian programs that run with the MPI library `libmpit_prof.so` loads here (Debian's
+/// Open MPI programs also on the Open MPI 5 wheel's ABI-compatible `libmpi.so.40`).
+fn programs(bench: &Bench) -> Vec<Program> {
+    let Some(ours) = bench
+        .prof
+        .as_ref()
+        .and_then(|p| libmpi_of(&p.with_file_name("libmpit_prof.so")))
+    else {
+        return vec![];
+    };
+    let netpipe = |bin: &str| Program {
+        name: "NetPIPE",
+        argv: [bin, "-u", "1048576", "-p", "0", "-n", "300", "-o", "np.out"]
+            .map(String::from)
+            .to_vec(),
+        files: vec![],
+    };
+    let hpcc = hpccinf(1500).map(|input| Program {
+        name: "hpcc",
+        argv: vec!["hpcc".into()],
+        files: vec![("hpccinf.txt", input)],
+    });
+    [netpipe("NPopenmpi"), netpipe("NPmpich2")]
+        .into_iter()
+        .chain(hpcc)
+        .filter(|p| libmpi_of(&Path::new("/usr/bin").join(&p.argv[0])).as_ref() == Some(&ours))
+        .collect()
+}
+
+/// Whole runs of the Debian programs: bare against region mode, wall time.
+fn whole_runs(bench: &Bench, label: &str, md: &mut String) -> Value {
+    let programs = programs(bench);
+    if programs.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nWhole runs: no Debian program runs with {label}'s library here (NetPIPE and \
+             hpcc run on `openmpi` and `openmpi5`, NetPIPE on `mpich`), or mpit-prof is not \
+             built."
+        );
+        return json!([]);
+    }
+    let runs: usize = env_or("PROF_BENCH_RUNS", 5);
+    let _ = writeln!(
+        md,
+        "\n| implementation | program | bare s | region s | region/bare | target |\n|---|---|---|---|---|---|"
+    );
+    let mut rows = Vec::new();
+    for p in &programs {
+        let dir = bench.work.join(format!("whole-{}", p.name));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (f, text) in &p.files {
+            std::fs::write(dir.join(f), text).unwrap();
+        }
+        let sides = [Config::Bare, Config::Region];
+        let mut secs = [Vec::new(), Vec::new()];
+        for r in 0..runs {
+            for k in 0..2 {
+                let i = (r + k) % 2;
+                let mut cmd = bench.launch(sides[i], &dir.join("profile"));
+                cmd.args(&p.argv).current_dir(&dir);
+                let t0 = Instant::now();
+                run(cmd, &format!("{} ({})", p.name, sides[i].name()));
+                secs[i].push(t0.elapsed().as_secs_f64());
+            }
+            eprint!("\r{} run {}/{runs}", p.name, r + 1);
+        }
+        eprintln!();
+        let (m, n) = ratios(&secs[1], &secs[0]);
+        let mb = median(&mut secs[0].clone());
+        let mr = median(&mut secs[1].clone());
+        let ok = if m <= WHOLE_TARGET { "ok" } else { "**MISS**" };
+        let _ = writeln!(
+            md,
+            "| {label} | {} `{}` | {mb:.2} (min {:.2}) | {mr:.2} (min {:.2}) | {m:.3} (min {n:.3}) | ≤ {WHOLE_TARGET:.2} {ok} |",
+            p.name,
+            p.argv.join(" "),
+            min(&secs[0]),
+            min(&secs[1]),
+        );
+        rows.push(json!({
+            "program": p.name, "argv": p.argv, "runs": runs,
+            "bare_s": secs[0], "region_s": secs[1],
+            "ratio_of_medians": m, "ratio_of_mins": n, "target": WHOLE_TARGET, "met": m <= WHOLE_TARGET,
+        }));
+    }
+    let _ = writeln!(
+        md,
+        "\n{runs} runs per side interleaved; wall time of the whole `mpiexec -n 2`, median (min)."
+    );
+    json!(rows)
+}
+
+fn main() {
+    let target =
+        PathBuf::from(std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into()));
+    let key = target
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let work = target.join("prof-bench");
+    std::fs::create_dir_all(&work).unwrap();
+    let monitoring = std::env::var("OMPI_MCA_pml_monitoring_enable").ok();
+    let mut label = format!(
+        "{} {}",
+        mpit_sys::IMPLEMENTATION,
+        mpit_sys::IMPLEMENTATION_VERSION
+    );
+    if let Some(m) = &monitoring {
+        let _ = write!(label, " (pml_monitoring_enable={m})");
+    }
+    let mpiexec: Vec<String> = std::env::var("MPIEXEC")
+        .unwrap_or_else(|_| "mpiexec".into())
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+
+    let pingpong_bin = work.join("pingpong");
+    let cwrap = work.join("libprof_cwrap.so");
+    compile("pingpong.c", &pingpong_bin, &[]);
+    compile("prof_cwrap.c", &cwrap, &["-shared", "-fPIC"]);
+    let prof = build_prof(&target);
+    let bench = Bench {
+        mpiexec,
+        work,
+        pingpong: pingpong_bin,
+        cwrap,
+        prof,
+    };
+
+    let only = std::env::var("PROF_BENCH_ONLY").unwrap_or_default();
+    let mut md = String::new();
+    let pp = (only != "whole").then(|| pingpong(&bench, &label, &mut md));
+    let whole = (only != "pingpong").then(|| whole_runs(&bench, &label, &mut md));
+
+    println!("\nmpit-prof overhead, {label}, 2 ranks:\n\n{md}");
+    let suffix = if monitoring.is_some() {
+        "-pml_monitoring"
+    } else {
+        ""
+    };
+    let path = target.join(format!("prof-bench{suffix}.json"));
+    let doc = json!({
+        "implementation": mpit_sys::IMPLEMENTATION,
+        "version": mpit_sys::IMPLEMENTATION_VERSION,
+        "target": key,
+        "pml_monitoring_enable": monitoring,
+        "unix_time": std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        "pingpong": pp,
+        "whole_runs": whole,
+        "markdown": md,
+    });
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    println!("written: {}", path.display());
+}
