@@ -368,7 +368,7 @@ fn gather(bytes: &[u8], rank: usize, size: usize) -> Vec<Vec<u8>> {
     let len = c_int::try_from(bytes.len()).unwrap_or(0);
     let mut lens: Vec<c_int> = vec![0; if rank == 0 { size } else { 1 }];
     let mut comm = world_comm();
-    // SAFETY (of the block): MPI is initialised; every buffer is a live Vec or local of the
+    // SAFETY: (the whole block) MPI is initialised; every buffer is a live Vec or local of the
     // element count given with it; the datatypes are mpi-sys's constants for int32 and
     // uint8 (c_int is 32 bits here); the communicator is a valid duplicate until freed at the
     // end; all ranks make the same collective calls in the same order.
