@@ -311,7 +311,20 @@ fn wrong_library(path: &Path, dynamic: &elf::Dynamic, preload: &OsStr) -> Option
     let ours = std::fs::canonicalize(BUILD_LIBMPI).ok()?;
     let loaded = loaded?;
     let theirs = std::fs::canonicalize(&loaded).unwrap_or(loaded);
-    (theirs != ours).then(|| format!("{} would load {}", path.display(), theirs.display()))
+    (!same_library(&theirs, &ours))
+        .then(|| format!("{} would load {}", path.display(), theirs.display()))
+}
+
+/// The same file, or an identical copy of it: Intel MPI's wheel ships `libmpi.so`,
+/// `libmpi.so.12`, ... as copies, not symbolic links.
+fn same_library(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
+    len(a).is_some()
+        && len(a) == len(b)
+        && matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
 }
 
 /// From the loader's trace: the file of the libmpi it resolves and the symbols of our library
