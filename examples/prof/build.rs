@@ -133,6 +133,7 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/elf.rs");
+    println!("cargo::rustc-check-cfg=cfg(mpit_prof_fortran)");
     let lib = build_probe_mpi::probe().unwrap_or_else(|e| panic!("{NO_MPI}: {e:?}"));
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
 
@@ -194,8 +195,8 @@ fn main() {
     let libfiles = library_files(&lib);
     let mut exported: BTreeSet<String> = BTreeSet::new();
     for path in &libfiles {
-        match elf::exported_functions(path) {
-            Ok(names) => exported.extend(names),
+        match elf::functions(path) {
+            Ok((names, _)) => exported.extend(names),
             Err(e) => println!(
                 "cargo:warning=mpit-prof: cannot read {}: {e}",
                 path.display()
@@ -207,7 +208,7 @@ fn main() {
         .find(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n == "libmpi.so" || n.starts_with("libmpi.so."))
+                .is_some_and(elf::is_libmpi)
         })
         .cloned();
     let soname = libmpi
@@ -266,6 +267,31 @@ fn main() {
     for (index, name) in wrapped.iter().enumerate() {
         code.push_str(&wrapper(index, name, &funcs[name]));
     }
+
+    // --- Fortran ---------------------------------------------------------------------------
+    let fortran = fortran_bindings(&lib, &soname);
+    let mut fortran_wrapped = Vec::new();
+    if let Some(f) = &fortran {
+        println!("cargo:rustc-cfg=mpit_prof_fortran");
+        for (index, name) in wrapped.iter().enumerate() {
+            if let Some(w) = fortran_wrapper(index, name, &funcs[name], f) {
+                code.push_str(&w);
+                fortran_wrapped.push(name.to_lowercase() + "_");
+            }
+        }
+    }
+    let _ = writeln!(
+        code,
+        "/// The Fortran entry points wrapped (where the MPI's Fortran bindings call `PMPI_` \
+         directly, bypassing the C wrappers), besides `mpi_init_`, `mpi_init_thread_` and \
+         `mpi_finalize_`.\n#[allow(dead_code)]\npub(crate) const FORTRAN: [&str; {}] = [{}];\n",
+        fortran_wrapped.len(),
+        fortran_wrapped
+            .iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     fs::write(out.join("wrappers.rs"), code).expect("write wrappers.rs");
 }
 
@@ -393,9 +419,100 @@ fn wrapper(index: usize, name: &str, f: &Func) -> String {
     s
 }
 
+/// The MPI's Fortran bindings (`mpif.h`/`use mpi`), when they bypass the C `MPI_` functions:
+/// Open MPI's `libmpi_mpifh` calls `PMPI_Send` from `mpi_send_`, so a Fortran program never
+/// reaches the C wrappers; MPICH's `libmpichfort` and Intel MPI's `libmpifort` call `MPI_Send`
+/// (the C wrappers see Fortran calls as they are). Returns the functions the bypassing
+/// library defines (`pmpi_send_`, ...).
+///
+/// Looked for in the probe's library directories only, and only one that needs our libmpi
+/// (`soname`): Debian installs Open MPI's and MPICH's side by side.
+fn fortran_bindings(lib: &build_probe_mpi::Library, soname: &str) -> Option<BTreeSet<String>> {
+    let path = ["mpi_mpifh", "mpichfort", "mpifort"]
+        .iter()
+        .flat_map(|n| {
+            lib.lib_paths
+                .iter()
+                .map(move |d| d.join(format!("lib{n}.so")))
+        })
+        .filter(|p| p.exists())
+        .map(|p| linker_script_target(&p).unwrap_or(p))
+        .find(|p| {
+            elf::dynamic(p)
+                .ok()
+                .flatten()
+                .is_some_and(|d| d.needed.iter().any(|n| n == soname))
+        })?;
+    let (defined, imported) = elf::functions(&path).ok()?;
+    let bypasses =
+        imported.iter().any(|s| s == "PMPI_Send") && !imported.iter().any(|s| s == "MPI_Send");
+    bypasses.then(|| defined.into_iter().collect())
+}
+
+/// A Fortran wrapper of `name` (`mpi_send_`): `pmpi_send_` (found with `dlsym(RTLD_NEXT)`)
+/// with the same arguments, counted as `name`. In the `mpif.h` binding every C parameter is
+/// passed by reference and `ierr` comes last, so the Fortran entry takes one pointer per C
+/// parameter and one more. Only where that holds without exception: no character arguments
+/// (their hidden lengths follow), no callbacks, and only entries the bindings define.
+fn fortran_wrapper(
+    index: usize,
+    name: &str,
+    f: &Func,
+    defined: &BTreeSet<String>,
+) -> Option<String> {
+    let lower = name.to_lowercase();
+    let (entry, next) = (format!("{lower}_"), format!("p{lower}_"));
+    if !defined.contains(&next) {
+        return None;
+    }
+    let unsuitable = f.params.iter().any(|(_, t)| {
+        let t = t.to_token_stream().to_string();
+        t.contains("c_char") || t.contains("function") || t.contains("fn")
+    });
+    if unsuitable {
+        return None;
+    }
+    let n = f.params.len() + 1;
+    let params: Vec<String> = (0..n)
+        .map(|i| format!("a{i}: *mut ::std::ffi::c_void"))
+        .collect();
+    let args: Vec<String> = (0..n).map(|i| format!("a{i}")).collect();
+    let types = vec!["*mut ::std::ffi::c_void"; n].join(", ");
+    Some(format!(
+        "/// Profiled `{entry}` (the Fortran binding of `{name}`): `{next}` with the same \
+         arguments, counted as `{name}`.\n///\n/// # Safety\n/// The contract of the Fortran \
+         binding: {n} references, the last one `ierr`.\n#[unsafe(no_mangle)]\n\
+         pub unsafe extern \"C\" fn {entry}({params}) {{\n    \
+         static NEXT: crate::fortran::Next = crate::fortran::Next::new(c\"{next}\");\n    \
+         let call = crate::glue::enter({index});\n    let next = NEXT.get();\n    \
+         // SAFETY: `next` is `{next}` of the MPI's Fortran bindings (the build found it \
+         there), which takes these {n} references.\n    \
+         let next: unsafe extern \"C\" fn({types}) = unsafe {{ ::std::mem::transmute(next) }};\n    \
+         // SAFETY: the caller's arguments, unchanged, to the function {entry} stands for.\n    \
+         unsafe {{ next({args}) }};\n    crate::glue::exit(call);\n}}\n\n",
+        params = params.join(", "),
+        args = args.join(", "),
+    ))
+}
+
 /// The shared library files of the probe's libraries (`libmpi.so`, ...), from its library
 /// directories and the system's.
 fn library_files(lib: &build_probe_mpi::Library) -> Vec<PathBuf> {
+    let dirs = library_dirs(lib);
+    let mut files = Vec::new();
+    for name in &lib.libs {
+        let file = format!("lib{name}.so");
+        if let Some(p) = dirs.iter().map(|d| d.join(&file)).find(|p| p.exists()) {
+            files.push(linker_script_target(&p).unwrap_or(p));
+        } else {
+            println!("cargo:warning=mpit-prof: {file} not found in {dirs:?}");
+        }
+    }
+    files
+}
+
+/// The probe's library directories, then the system's.
+fn library_dirs(lib: &build_probe_mpi::Library) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = lib.lib_paths.clone();
     for d in [
         "/usr/lib/x86_64-linux-gnu",
@@ -407,16 +524,7 @@ fn library_files(lib: &build_probe_mpi::Library) -> Vec<PathBuf> {
     ] {
         dirs.push(PathBuf::from(d));
     }
-    let mut files = Vec::new();
-    for name in &lib.libs {
-        let file = format!("lib{name}.so");
-        if let Some(p) = dirs.iter().map(|d| d.join(&file)).find(|p| p.exists()) {
-            files.push(linker_script_target(&p).unwrap_or(p));
-        } else {
-            println!("cargo:warning=mpit-prof: {file} not found in {dirs:?}");
-        }
-    }
-    files
+    dirs
 }
 
 /// The library a linker script names (`INPUT(libmpi.so.40)`, as the Open MPI wheel ships

@@ -16,14 +16,25 @@
  * another thread, profiling off); 2 (end only) no open region has that name, nothing changed;
  * 3 name is NULL.
  *
- * Fortran:
+ * Fortran (bind(C); through dlsym, so the program also links and runs without the
+ * profiler; tests/f/known_pattern.f90 is a complete example):
  *   interface
- *     integer(c_int) function mpit_prof_region_begin(name) bind(C)
+ *     type(c_funptr) function dlsym(handle, name) bind(C, name="dlsym")
+ *       import :: c_ptr, c_funptr, c_char
+ *       type(c_ptr), value :: handle
+ *       character(kind=c_char), dimension(*) :: name
+ *     end function
+ *   end interface
+ *   abstract interface
+ *     integer(c_int) function region_fn(name) bind(C)
  *       import :: c_int, c_char
  *       character(kind=c_char), dimension(*) :: name
  *     end function
  *   end interface
- *   rc = mpit_prof_region_begin("solve" // c_null_char)
+ *   procedure(region_fn), pointer :: region_begin => null()
+ *   call c_f_procpointer(dlsym(c_null_ptr, "mpit_prof_region_begin" // c_null_char), &
+ *                        region_begin)
+ *   if (associated(region_begin)) rc = region_begin("solve" // c_null_char)
  * Python:
  *   prof = ctypes.CDLL(None)   # the process's global symbols: the preloaded library
  *   prof.mpit_prof_region_begin(b"solve")

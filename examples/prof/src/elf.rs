@@ -58,19 +58,23 @@ pub(crate) fn dynamic(path: &Path) -> Result<Option<Dynamic>, String> {
     Ok(Some(out))
 }
 
-/// The names of the functions `path` defines in its dynamic symbol table.
+/// The functions `path`'s dynamic symbol table defines and those it imports (undefined).
 #[allow(dead_code)] // the build script's; the launcher only reads DT_NEEDED
-pub(crate) fn exported_functions(path: &Path) -> Result<Vec<String>, String> {
+pub(crate) fn functions(path: &Path) -> Result<(Vec<String>, Vec<String>), String> {
     let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let file = object::File::parse(&*data).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(file
-        .dynamic_symbols()
-        .filter(|s| s.is_definition() && s.kind() == object::SymbolKind::Text)
-        .filter_map(|s| s.name().ok().map(str::to_owned))
-        .collect())
+    let (mut defined, mut imported) = (Vec::new(), Vec::new());
+    for s in file.dynamic_symbols() {
+        let Ok(name) = s.name() else { continue };
+        if s.is_undefined() {
+            imported.push(name.to_owned());
+        } else if s.kind() == object::SymbolKind::Text {
+            defined.push(name.to_owned());
+        }
+    }
+    Ok((defined, imported))
 }
 
-#[allow(dead_code)] // the launcher's; the build script reads SONAMEs only
 /// Whether a DT_NEEDED or SONAME entry names an MPI library proper (`libmpi.so.40`,
 /// `libmpi.so.12`, Debian MPICH's `libmpich.so.12`), not one of its language bindings
 /// (`libmpi_mpifh`, `libmpifort`, `libmpicxx`).

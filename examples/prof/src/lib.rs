@@ -15,6 +15,8 @@
 //! Settings come from the `MPIT_PROF_*` environment variables (`config.rs`).
 
 mod config;
+#[cfg(mpit_prof_fortran)]
+mod fortran;
 mod glue;
 mod lifecycle;
 mod region;

@@ -38,15 +38,8 @@ static SETTINGS: OnceLock<Settings> = OnceLock::new();
 /// The contract of `MPI_Init`: `argc` and `argv` are null or `main`'s arguments.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
-    let ours = before_init();
-    let was = glue::set_busy(true);
     // SAFETY: the caller's arguments, unchanged, to the function MPI_Init stands for.
-    let rc = unsafe { PMPI_Init(argc, argv) };
-    glue::set_busy(was);
-    if rc == SUCCESS && ours {
-        start();
-    }
-    rc
+    initialise(|| unsafe { PMPI_Init(argc, argv) })
 }
 
 /// Profiled `MPI_Init_thread`: `PMPI_Init_thread`, then the engine starts on this thread.
@@ -61,15 +54,8 @@ pub unsafe extern "C" fn MPI_Init_thread(
     required: c_int,
     provided: *mut c_int,
 ) -> c_int {
-    let ours = before_init();
-    let was = glue::set_busy(true);
     // SAFETY: the caller's arguments, unchanged, to the function MPI_Init_thread stands for.
-    let rc = unsafe { PMPI_Init_thread(argc, argv, required, provided) };
-    glue::set_busy(was);
-    if rc == SUCCESS && ours {
-        start();
-    }
-    rc
+    initialise(|| unsafe { PMPI_Init_thread(argc, argv, required, provided) })
 }
 
 /// Profiled `MPI_Finalize`: the engine's last sample and report, the gather to rank 0 on a
@@ -80,11 +66,103 @@ pub unsafe extern "C" fn MPI_Init_thread(
 /// The contract of `MPI_Finalize`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    finalise();
+    // SAFETY: MPI_Finalize takes no arguments; PMPI_Finalize is what it stands for.
+    unsafe { PMPI_Finalize() }
+}
+
+/// Initialises MPI with `pmpi` (which returns the error code), then starts the engine if the
+/// library is ours.
+fn initialise(pmpi: impl FnOnce() -> c_int) -> c_int {
+    let ours = before_init();
+    let was = glue::set_busy(true);
+    let rc = pmpi();
+    glue::set_busy(was);
+    if rc == SUCCESS && ours {
+        start();
+    }
+    rc
+}
+
+/// Before MPI is finalised: finishes the engine, gathers and writes the profile.
+fn finalise() {
     if let Some(engine) = glue::take() {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| finish(engine)));
     }
-    // SAFETY: MPI_Finalize takes no arguments; PMPI_Finalize is what it stands for.
-    unsafe { PMPI_Finalize() }
+}
+
+/// The Fortran entries of initialisation and finalisation, where the Fortran bindings call
+/// `PMPI_Init` and `PMPI_Finalize` directly (Open MPI's `mpif.h` / `use mpi`).
+#[cfg(mpit_prof_fortran)]
+mod fortran_lifecycle {
+    use std::ffi::c_void;
+    use std::os::raw::c_int;
+
+    use super::{SUCCESS, finalise, initialise};
+    use crate::fortran::Next;
+
+    /// The error code a Fortran call left in `ierr`.
+    fn code(ierr: *mut c_int) -> c_int {
+        if ierr.is_null() {
+            SUCCESS
+        } else {
+            // SAFETY: a non-null `ierr` the caller passed, which the binding has just set.
+            unsafe { *ierr }
+        }
+    }
+
+    /// Profiled `mpi_init_` (`MPI_INIT(IERROR)`): `pmpi_init_`, then the engine starts.
+    ///
+    /// # Safety
+    /// The contract of the Fortran binding: `ierr` references an INTEGER.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn mpi_init_(ierr: *mut c_int) {
+        static NEXT: Next = Next::new(c"pmpi_init_");
+        // SAFETY: `pmpi_init_` of the MPI's Fortran bindings takes one reference.
+        let next: unsafe extern "C" fn(*mut c_int) = unsafe { std::mem::transmute(NEXT.get()) };
+        initialise(|| {
+            // SAFETY: the caller's argument, unchanged, to the function mpi_init_ stands for.
+            unsafe { next(ierr) };
+            code(ierr)
+        });
+    }
+
+    /// Profiled `mpi_init_thread_` (`MPI_INIT_THREAD(REQUIRED, PROVIDED, IERROR)`).
+    ///
+    /// # Safety
+    /// The contract of the Fortran binding: three references to INTEGERs.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn mpi_init_thread_(
+        required: *mut c_void,
+        provided: *mut c_void,
+        ierr: *mut c_int,
+    ) {
+        static NEXT: Next = Next::new(c"pmpi_init_thread_");
+        // SAFETY: `pmpi_init_thread_` of the MPI's Fortran bindings takes three references.
+        let next: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int) =
+            unsafe { std::mem::transmute(NEXT.get()) };
+        initialise(|| {
+            // SAFETY: the caller's arguments, unchanged, to the function mpi_init_thread_
+            // stands for.
+            unsafe { next(required, provided, ierr) };
+            code(ierr)
+        });
+    }
+
+    /// Profiled `mpi_finalize_` (`MPI_FINALIZE(IERROR)`): the engine finishes, then
+    /// `pmpi_finalize_`.
+    ///
+    /// # Safety
+    /// The contract of the Fortran binding: `ierr` references an INTEGER.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn mpi_finalize_(ierr: *mut c_int) {
+        static NEXT: Next = Next::new(c"pmpi_finalize_");
+        // SAFETY: `pmpi_finalize_` of the MPI's Fortran bindings takes one reference.
+        let next: unsafe extern "C" fn(*mut c_int) = unsafe { std::mem::transmute(NEXT.get()) };
+        finalise();
+        // SAFETY: the caller's argument, unchanged, to the function mpi_finalize_ stands for.
+        unsafe { next(ierr) };
+    }
 }
 
 /// Records that MPI is being initialised; `false` (after one line on stderr) if the process

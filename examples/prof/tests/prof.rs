@@ -73,14 +73,21 @@ fn known_pattern() -> &'static Path {
 /// Runs `args` under `$MPIEXEC -n ranks`, with Open MPI's monitoring of user point-to-point
 /// traffic switched on (ignored by the other implementations).
 fn run_mpi(ranks: usize, args: &[&str]) -> Output {
-    let mut words = mpiexec();
-    let mut cmd = Command::new(words.remove(0));
-    cmd.args(words)
+    let mut cmd = timed(&mpiexec()[0]);
+    cmd.args(&mpiexec()[1..])
         .arg("-n")
         .arg(ranks.to_string())
         .args(args)
         .env("OMPI_MCA_pml_monitoring_enable", "2");
     cmd.output().expect("run mpiexec")
+}
+
+/// A command that coreutils' `timeout` kills after 5 minutes (exit status 124): a test that
+/// hangs fails instead.
+fn timed(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("300").arg(program);
+    cmd
 }
 
 fn sorted_lines(b: &[u8]) -> Vec<String> {
@@ -292,12 +299,85 @@ fn known_pattern_call_mode() {
     }
 }
 
+/// The Fortran compiler wrapper of the selected implementation (`mpif90.openmpi` for
+/// `mpicc.openmpi`, `<prefix>/bin/mpif90` for `<prefix>/bin/mpicc`), if it has Fortran
+/// bindings here.
+fn mpif90() -> Option<String> {
+    let cc = mpicc();
+    let candidates = [
+        cc.replace("mpicc", "mpif90"),
+        cc.replace("mpicc", "mpifort"),
+    ];
+    candidates.into_iter().find(|f| {
+        *f != cc
+            && Command::new(f)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// A Fortran program (`mpif.h`) is profiled like a C one. Open MPI's Fortran bindings call
+/// `PMPI_` directly, so the library wraps the Fortran entries there; MPICH's call the C
+/// functions, which are wrapped anyway.
+#[test]
+fn fortran_known_pattern() {
+    let Some(fc) = mpif90() else {
+        // The PyPI wheels of Open MPI and MPICH and mpich-ev (built --disable-fortran) have
+        // no Fortran bindings.
+        eprintln!(
+            "no Fortran compiler wrapper next to {}: nothing to test",
+            mpicc()
+        );
+        return;
+    };
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/f/known_pattern.f90");
+    let exe = dir().join("known_pattern_f");
+    let o = Command::new(&fc)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{fc}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = dir().join("known-pattern-fortran");
+    let _ = std::fs::remove_dir_all(&out);
+    let exe = exe.display().to_string();
+    let bare = run_mpi(RANKS, &[&exe]);
+    let prof = run_mpi(
+        RANKS,
+        &[LAUNCHER, "--output", &out.display().to_string(), "--", &exe],
+    );
+    let stderr = String::from_utf8_lossy(&prof.stderr);
+    assert!(prof.status.success(), "{stderr}");
+    assert_eq!(
+        sorted_lines(&prof.stdout),
+        sorted_lines(&bare.stdout),
+        "{stderr}"
+    );
+    let ranks = read_ranks(&out);
+    assert_eq!(ranks.len(), RANKS, "{stderr}");
+    for (i, p) in ranks.iter().enumerate() {
+        let exchange = node(p, 0, "exchange", Kind::Region).expect("region exchange");
+        let send = node(p, exchange, "MPI_Send", Kind::Function).expect("MPI_Send");
+        let recv = node(p, exchange, "MPI_Recv", Kind::Function).expect("MPI_Recv");
+        assert_eq!(p.nodes[send].calls, i as u64 + 1, "rank {i}");
+        assert_eq!(p.nodes[recv].calls, ((i + RANKS - 1) % RANKS) as u64 + 1);
+        let rank = node(p, 0, "MPI_Comm_rank", Kind::Function).expect("MPI_Comm_rank");
+        assert_eq!(p.nodes[rank].calls, 1, "counted once, not by two layers");
+    }
+}
+
 /// A program that never calls MPI_Init runs unchanged; one line on stderr says nothing was
 /// profiled.
 #[test]
 fn no_mpi_init() {
     let exe = compile("no_mpi_init");
-    let o = Command::new(LAUNCHER).arg("--").arg(&exe).output().unwrap();
+    let o = timed(LAUNCHER).arg("--").arg(&exe).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(String::from_utf8_lossy(&o.stdout), "no MPI here\n");
     assert_eq!(o.status.code(), Some(7));
@@ -322,7 +402,7 @@ fn wrong_library_by_dt_needed() {
     };
     // Linked (not as-needed) against the other libmpi, but never calls into it.
     let exe = compile_with(other, "no_mpi_init", "other_mpi", &["-Wl,--no-as-needed"]);
-    let o = Command::new(LAUNCHER)
+    let o = timed(LAUNCHER)
         .arg("--")
         .arg(&exe)
         .env_remove("LD_LIBRARY_PATH")
@@ -358,10 +438,22 @@ fn wrong_library_at_init() {
         return;
     };
     let exe = compile_with(&sibling, "known_pattern", "known_pattern_sibling", &[]);
-    let lib = Path::new(LAUNCHER).with_file_name("libmpit_prof.so");
-    let o = Command::new(&exe)
+    let dir = Path::new(LAUNCHER).parent().unwrap();
+    let lib = [
+        dir.join("libmpit_prof.so"),
+        dir.join("deps/libmpit_prof.so"),
+    ]
+    .into_iter()
+    .filter(|p| p.exists())
+    .max_by_key(|p| p.metadata().unwrap().modified().unwrap())
+    .unwrap();
+    // Alone (a singleton): no exchange. The sibling's own library directory first, as its
+    // mpiexec would set it.
+    let libdir = Path::new(&sibling).parent().unwrap().join("../lib");
+    let o = timed(&exe)
         .arg("3")
         .env("LD_PRELOAD", &lib)
+        .env("LD_LIBRARY_PATH", libdir)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -394,7 +486,7 @@ fn sibling_mpicc() -> Option<String> {
 
 #[test]
 fn usage() {
-    let run = |args: &[&str]| Command::new(LAUNCHER).args(args).output().unwrap();
+    let run = |args: &[&str]| timed(LAUNCHER).args(args).output().unwrap();
     let help = run(&["--help"]);
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("--mode"));

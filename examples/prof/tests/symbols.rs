@@ -3,12 +3,26 @@
 //! variadic functions.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSymbol};
 
+/// The library the launcher uses: beside it or in `deps/`, the newer.
+fn library() -> PathBuf {
+    let exe = Path::new(env!("CARGO_BIN_EXE_mpit-prof"));
+    let dir = exe.parent().unwrap();
+    [
+        dir.join("libmpit_prof.so"),
+        dir.join("deps/libmpit_prof.so"),
+    ]
+    .into_iter()
+    .filter(|p| p.exists())
+    .max_by_key(|p| p.metadata().unwrap().modified().unwrap())
+    .expect("libmpit_prof.so built")
+}
+
 fn exported() -> BTreeSet<String> {
-    let lib = Path::new(env!("CARGO_BIN_EXE_mpit-prof")).with_file_name("libmpit_prof.so");
+    let lib = library();
     let data = std::fs::read(&lib).unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
     let file = object::File::parse(&*data).unwrap();
     file.dynamic_symbols()

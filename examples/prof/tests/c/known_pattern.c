@@ -14,14 +14,15 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int to = (rank + 1) % size, from = (rank + size - 1) % size;
-  int nsend = rank + 1, nrecv = from + 1;
+  int nsend = size > 1 ? rank + 1 : 0, nrecv = size > 1 ? from + 1 : 0;
   size_t ssend = 1000 * (size_t)(rank + 1), srecv = 1000 * (size_t)(from + 1);
   char *sbuf = calloc(ssend, 1), *rbuf = calloc(srecv, 1);
   memset(sbuf, rank, ssend);
   long check = 0;
   MPIT_PROF_BEGIN("exchange");
-  /* Even ranks send first, odd ranks receive first: no deadlock with blocking sends. */
-  for (int phase = 0; phase < 2; phase++) {
+  /* Even ranks send first, odd ranks receive first: no deadlock with blocking sends. Alone,
+   * a rank would send to itself (which may block): no exchange then. */
+  for (int phase = 0; phase < 2 && size > 1; phase++) {
     if ((rank % 2 == 0) == (phase == 0)) {
       for (int k = 0; k < nsend; k++)
         MPI_Send(sbuf, (int)ssend, MPI_BYTE, to, 7, MPI_COMM_WORLD);

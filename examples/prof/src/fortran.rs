@@ -1,0 +1,48 @@
+//! The Fortran side, where the MPI's Fortran bindings bypass the C `MPI_` functions (Open
+//! MPI's `libmpi_mpifh` calls `PMPI_Send` from `mpi_send_`): the generated Fortran wrappers
+//! find the bindings' profiling entries (`pmpi_send_`) with `dlsym(RTLD_NEXT)`, as the
+//! library is not linked against the Fortran bindings (C programs do not load them).
+
+use std::ffi::{CStr, c_void};
+use std::io::Write as _;
+use std::sync::atomic::{AtomicPtr, Ordering::Relaxed};
+
+/// The next definition of a function after this library, found once.
+pub(crate) struct Next {
+    name: &'static CStr,
+    ptr: AtomicPtr<c_void>,
+}
+
+impl Next {
+    /// The next definition of `name`.
+    pub(crate) const fn new(name: &'static CStr) -> Next {
+        Next {
+            name,
+            ptr: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// Its address. A Fortran program calls this only through the bindings' own entry, so
+    /// the bindings are loaded; if the symbol is missing anyway (bindings of another MPI),
+    /// the process stops with a message rather than return without making the call.
+    pub(crate) fn get(&self) -> *mut c_void {
+        let p = self.ptr.load(Relaxed);
+        if !p.is_null() {
+            return p;
+        }
+        // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name only reads the loader's
+        // tables.
+        let p = unsafe { libc::dlsym(libc::RTLD_NEXT, self.name.as_ptr()) };
+        if p.is_null() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "mpit-prof: {} is not in the MPI's Fortran bindings loaded here (built for \
+                 another MPI?); stopping",
+                self.name.to_string_lossy()
+            );
+            std::process::abort();
+        }
+        self.ptr.store(p, Relaxed);
+        p
+    }
+}
