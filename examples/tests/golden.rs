@@ -214,7 +214,7 @@ fn mpit_prof_renders_the_recorded_profiles() {
     };
     for name in ["openmpi5", "mpich", "mpich-ev"] {
         let p = job(name);
-        let files = prof::outputs(&p);
+        let files = prof::outputs(&p).unwrap();
         let file = |f: &str| {
             files
                 .iter()

@@ -265,9 +265,10 @@ pub struct NodeReport {
     /// Inclusive time in nanoseconds: measured, or estimated from `timed_calls` of the calls
     /// where fewer were timed (short MPI calls in [`Mode::Region`]).
     pub time_ns: u64,
-    /// Calls whose time was measured: all for regions and in [`Mode::Call`]; in
-    /// [`Mode::Region`], for calls shorter than 5 µs on average, one in 16 at random (two clock
-    /// reads would otherwise cost a 0-byte message 10%).
+    /// Calls whose time was measured: all for regions and for functions averaging 5 µs or
+    /// more; for shorter calls one in 16 at random (two clock reads would otherwise cost a
+    /// 0-byte message 10%), in both modes (the C wrapper that is call mode's floor reads the
+    /// same pvars but no clock).
     pub timed_calls: u64,
     /// Per [`Report::columns`] entry: what the variable did while this node was innermost.
     pub metrics: Vec<Metric>,
@@ -452,7 +453,7 @@ fn invariant_tsc() -> bool {
 
 const NONE: u32 = u32::MAX;
 
-/// In [`Mode::Region`], a function's calls are all timed until they average [`LONG_CALL_NS`];
+/// A function's calls are all timed until they average [`LONG_CALL_NS`];
 /// shorter ones are timed one in `TIME_ONE_IN` at random after the first [`TIME_FIRST`], and
 /// their total is estimated from those (unbiased; counts stay exact). Two clock reads cost
 /// about 25 ns here (`rdtsc` in a VM), 10% of a 0-byte message between two ranks.
@@ -1087,7 +1088,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             start.sampled = true;
         }
         st.in_call += 1;
-        start.timed = self.mode == Mode::Call || {
+        start.timed = {
             let n = &st.nodes[start.node as usize];
             n.always_timed || n.calls < TIME_FIRST || st.draw()
         };

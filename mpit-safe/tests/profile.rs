@@ -289,7 +289,7 @@ fn object_hooks_allocate_and_free() {
     }
 }
 
-/// In region mode, calls that average over 5 µs are all timed; shorter ones one in 16 at random,
+/// In both modes, calls that average over 5 µs are all timed; shorter ones one in 16 at random,
 /// their total estimated from those: within 25% of the time measured around them here (a spin
 /// of 1 µs per call, 4,000 calls), and the counts stay exact.
 #[test]

@@ -29,9 +29,10 @@ pub use self::reduce::{Profile, Stat, reduce};
 /// The file of every rank's profile in an output directory.
 pub const RANKS_FILE: &str = "ranks.json";
 
-/// The files [`write_all`] writes for `p`: (file name, contents).
-pub fn outputs(p: &Profile) -> Vec<(String, String)> {
-    let mut ranks = serde_json::to_string_pretty(&p.ranks).expect("RankProfile serialises to JSON");
+/// The files [`write_all`] writes for `p`: (file name, contents). Nothing here panics (the
+/// preload library calls it inside `MPI_Finalize`).
+pub fn outputs(p: &Profile) -> io::Result<Vec<(String, String)>> {
+    let mut ranks = serde_json::to_string_pretty(&p.ranks).map_err(io::Error::other)?;
     ranks.push('\n');
     let mut files = vec![
         ("profile.txt".to_string(), text::render(p)),
@@ -48,13 +49,13 @@ pub fn outputs(p: &Profile) -> Vec<(String, String)> {
             files.push((matrix::svg_name(m), matrix::svg(m)));
         }
     }
-    files
+    Ok(files)
 }
 
 /// Writes every output of `p` into `dir` (created if needed); returns the paths written.
 pub fn write_all(dir: &Path, p: &Profile) -> io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
-    outputs(p)
+    outputs(p)?
         .into_iter()
         .map(|(name, contents)| {
             let path = dir.join(name);

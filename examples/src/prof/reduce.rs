@@ -118,8 +118,11 @@ pub struct Column {
     /// The name the outputs use: the variable's name, with `.class` appended where two
     /// classes share it (names are unique per class only, MPI-4.1 §16.3.7).
     pub label: String,
-    /// How many ranks profiled it.
+    /// How many ranks have it as a column.
     pub ranks: usize,
+    /// Handles allocated for it, summed over the ranks (0: listed, but every allocation was
+    /// refused, see [`Profile::skipped`]).
+    pub handles: usize,
 }
 
 /// A variable's derived metric over the ranks, of one node.
@@ -459,11 +462,13 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
                     meta: c.clone(),
                     label: c.name.clone(),
                     ranks: 0,
+                    handles: 0,
                 });
             }
             if !map.contains(&i) {
                 columns[i].ranks += 1;
             }
+            columns[i].handles += c.handles;
             map.push(i);
         }
         col_maps.push(map);

@@ -172,10 +172,20 @@ fn header(out: &mut String, p: &Profile) {
              times only)"
         );
     } else {
+        let unbound = p
+            .columns
+            .iter()
+            .filter(|c| c.handles == 0 && !p.skipped.iter().any(|s| s.index == c.meta.index))
+            .count();
+        let waiting = if unbound > 0 {
+            format!(", {unbound} bound to kinds of objects the program never created")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "pvars:          {exist} exist, {} profiled, {skipped} skipped",
-            p.columns.len()
+            "pvars:          {exist} exist, {} profiled{waiting}, {skipped} skipped",
+            p.columns.iter().filter(|c| c.handles > 0).count()
         );
     }
     if p.event_types.is_empty() {
