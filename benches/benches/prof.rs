@@ -2,15 +2,18 @@
 //!
 //! **Ping-pong.** A 2-rank C ping-pong (`benches/c/pingpong.c`, built with `$MPICC`:
 //! MPI_Send/MPI_Recv round trips at 0 B, 1 KiB and 1 MiB, timed by the program itself so that
-//! launch, MPI_Init and MPI_Finalize do not count) runs under `$MPIEXEC -n 2` in four
-//! configurations, interleaved round by round (the order rotates every round):
+//! launch, MPI_Init and MPI_Finalize do not count) runs under `$MPIEXEC -n 2` in
+//! five configurations, interleaved round by round (the order rotates every round):
 //! - `bare`: the program alone;
 //! - `region`: `mpit-prof --mode region` (pvars read at region boundaries only);
 //! - `call`: `mpit-prof --mode call` (every started pvar read at each call's entry and exit);
 //! - `C wrapper`: `benches/c/prof_cwrap.c`, a PMPI library (LD_PRELOAD, built with
-//!   `$MPICC -shared -fPIC`) making the same reads as call mode and nothing else: every unbound
-//!   and every MPI_COMM_WORLD-bound pvar, non-continuous ones started, read at the entry and
-//!   exit of each MPI_Send/MPI_Recv. The floor for call mode.
+//!   `$MPICC -shared -fPIC`) making the same reads as call mode and nothing else: a handle for
+//!   every unbound pvar and, for every communicator-bound one, on MPI_COMM_WORLD and
+//!   MPI_COMM_SELF (what mpit-prof binds at MPI_Init), non-continuous ones started, all read at
+//!   the entry and exit of each MPI_Send/MPI_Recv. The floor for call mode.
+//! - `null wrapper`: `benches/c/prof_null.c`, MPI_Send/MPI_Recv wrappers that only call their
+//!   PMPI twins: what interposition alone costs, the floor under region mode.
 //!
 //! Each configuration's iteration counts are calibrated first (under that configuration) so
 //! that one size of one round takes about `PROF_BENCH_SECONDS` (0.3 s). The table gives the
@@ -18,8 +21,9 @@
 //! ratio of minima, against the targets: region ≤ 1.05× bare at 0 B and ≤ 1.02× at 1 KiB and
 //! 1 MiB; call ≤ 1.10× the C wrapper.
 //!
-//! **Whole runs.** Real programs from Debian linked with this MPI (`NPopenmpi` and `hpcc` for
-//! Debian's Open MPI, `NPmpich2` for Debian's MPICH) with fixed work, bare against
+//! **Whole runs.** Real programs from Debian whose `libmpi` is, here, the one the profiler
+//! loads (`NPopenmpi` and `hpcc` on Debian's Open MPI and on the ABI-compatible Open MPI 5
+//! wheel, `NPmpich2` on Debian's MPICH), with fixed work, bare against
 //! `mpit-prof --mode region`, interleaved, wall time of the whole `mpiexec` (target ≤ 1.03×).
 //!
 //! Run (the bench builds `mpit-prof` in release first):
@@ -54,10 +58,17 @@ enum Config {
     Region,
     Call,
     CWrap,
+    Null,
 }
 
 impl Config {
-    const ALL: [Config; 4] = [Config::Bare, Config::Region, Config::Call, Config::CWrap];
+    const ALL: [Config; 5] = [
+        Config::Bare,
+        Config::Region,
+        Config::Call,
+        Config::CWrap,
+        Config::Null,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -65,12 +76,14 @@ impl Config {
             Config::Region => "region",
             Config::Call => "call",
             Config::CWrap => "C wrapper",
+            Config::Null => "null wrapper",
         }
     }
 
     fn key(self) -> &'static str {
         match self {
             Config::CWrap => "cwrap",
+            Config::Null => "null",
             c => c.name(),
         }
     }
@@ -82,6 +95,7 @@ struct Bench {
     work: PathBuf,
     pingpong: PathBuf,
     cwrap: PathBuf,
+    null: PathBuf,
     prof: Option<PathBuf>,
 }
 
@@ -172,6 +186,10 @@ impl Bench {
                     .arg(format!("LD_PRELOAD={}", self.cwrap.display()))
                     .arg("PROF_CWRAP_VERBOSE=1");
             }
+            Config::Null => {
+                cmd.arg("env")
+                    .arg(format!("LD_PRELOAD={}", self.null.display()));
+            }
         }
         cmd
     }
@@ -222,7 +240,7 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
     let seconds: f64 = env_or("PROF_BENCH_SECONDS", 0.3);
     let configs: Vec<Config> = Config::ALL
         .into_iter()
-        .filter(|c| bench.prof.is_some() || matches!(c, Config::Bare | Config::CWrap))
+        .filter(|c| bench.prof.is_some() || !matches!(c, Config::Region | Config::Call))
         .collect();
 
     // Calibration, under each configuration: round trips per size for ~`seconds`.
@@ -279,8 +297,9 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
     let at = |c: Config| configs.iter().position(|&x| x == c);
     let _ = writeln!(
         md,
-        "| implementation | size | bare µs | region µs | call µs | C wrapper µs | region/bare \
-         | call/C wrapper | targets |\n|---|---|---|---|---|---|---|---|---|"
+        "| implementation | size | bare µs | region µs | call µs | C wrapper µs | null wrapper µs \
+         | region/bare | call/C wrapper | region/null | targets |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut rows = Vec::new();
     for (s, &size) in SIZES.iter().enumerate() {
@@ -295,6 +314,7 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
         let pair = |a: Config, b: Config| Some(ratios(&times[at(a)?][s], &times[at(b)?][s]));
         let region = pair(Config::Region, Config::Bare);
         let call = pair(Config::Call, Config::CWrap);
+        let region_null = pair(Config::Region, Config::Null);
         let verdict = |r: Option<(f64, f64)>, t: f64, what: &str| match r {
             Some((m, _)) if m <= t => format!("{what} ≤ {t:.2} ok"),
             Some(_) => format!("{what} ≤ {t:.2} **MISS**"),
@@ -306,14 +326,16 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
         };
         let _ = writeln!(
             md,
-            "| {label} | {} | {} | {} | {} | {} | {} | {} | {}; {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}; {} |",
             size_name(size),
             cell(Config::Bare),
             cell(Config::Region),
             cell(Config::Call),
             cell(Config::CWrap),
+            cell(Config::Null),
             show(region),
             show(call),
+            show(region_null),
             verdict(region, REGION_TARGET[s], "region"),
             verdict(call, CALL_TARGET, "call/C")
         );
@@ -336,8 +358,10 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
             "region": side(Config::Region),
             "call": side(Config::Call),
             "cwrap": side(Config::CWrap),
+            "null": side(Config::Null),
             "region_over_bare": ratio(region, REGION_TARGET[s]),
             "call_over_cwrap": ratio(call, CALL_TARGET),
+            "region_over_null": region_null.map(|(m, n)| json!({"ratio_of_medians": m, "ratio_of_mins": n})),
         }));
     }
     let _ = writeln!(
@@ -563,12 +587,15 @@ fn main() {
     let cwrap = work.join("libprof_cwrap.so");
     compile("pingpong.c", &pingpong_bin, &[]);
     compile("prof_cwrap.c", &cwrap, &["-shared", "-fPIC"]);
+    let null = work.join("libprof_null.so");
+    compile("prof_null.c", &null, &["-shared", "-fPIC"]);
     let prof = build_prof(&target);
     let bench = Bench {
         mpiexec,
         work,
         pingpong: pingpong_bin,
         cwrap,
+        null,
         prof,
     };
 
