@@ -409,13 +409,17 @@ fn wrapper(index: usize, name: &str, f: &Func) -> String {
     s.push_str(&before);
     let _ = write!(
         s,
-        "    let call = crate::glue::enter({index});\n    // SAFETY: the caller's arguments, \
-         unchanged, to the function {name} stands for.\n    let rc = unsafe {{ P{name}({args}) \
-         }};\n    crate::glue::exit(call);\n",
+        "    // SAFETY: the caller's arguments, unchanged, to the function {name} stands for.\n    \
+         {bind}crate::glue::call({index}, || unsafe {{ P{name}({args}) }}){semi}\n",
+        bind = if after.is_empty() { "" } else { "let rc = " },
+        semi = if after.is_empty() { "" } else { ";" },
         args = args.join(", "),
     );
-    s.push_str(&after);
-    s.push_str("    rc\n}\n\n");
+    if !after.is_empty() {
+        s.push_str(&after);
+        s.push_str("    rc\n");
+    }
+    s.push_str("}\n\n");
     s
 }
 
@@ -484,12 +488,12 @@ fn fortran_wrapper(
          binding: {n} references, the last one `ierr`.\n#[unsafe(no_mangle)]\n\
          pub unsafe extern \"C\" fn {entry}({params}) {{\n    \
          static NEXT: crate::fortran::Next = crate::fortran::Next::new(c\"{next}\");\n    \
-         let call = crate::glue::enter({index});\n    let next = NEXT.get();\n    \
+         let next = NEXT.get();\n    \
          // SAFETY: `next` is `{next}` of the MPI's Fortran bindings (the build found it \
          there), which takes these {n} references.\n    \
          let next: unsafe extern \"C\" fn({types}) = unsafe {{ ::std::mem::transmute(next) }};\n    \
          // SAFETY: the caller's arguments, unchanged, to the function {entry} stands for.\n    \
-         unsafe {{ next({args}) }};\n    crate::glue::exit(call);\n}}\n\n",
+         crate::glue::call({index}, || unsafe {{ next({args}) }});\n}}\n\n",
         params = params.join(", "),
         args = args.join(", "),
     ))

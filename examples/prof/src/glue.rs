@@ -2,7 +2,7 @@
 //! thread that called `MPI_Init`, the re-entrancy guard, the object registry, and the counters
 //! the wrappers keep outside the engine.
 //!
-//! Hot path ([`enter`] / [`exit`], called by every wrapper): one thread-local access, a flag
+//! Hot path ([`call`], around every wrapped call): one thread-local access, a flag
 //! test, a `RefCell` borrow, the engine's call entry or exit. No allocation, no lock; the
 //! engine's own state is a `RefCell` too. Everything the engine runs is inside
 //! [`catch_unwind`]: a panic disables the profiler and never reaches the C caller.
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use mpi_sys::{MPI_Comm, MPI_Errhandler, MPI_File, MPI_Group, MPI_Op, MPI_Win};
 use mpit_safe::RawObject;
-use mpit_safe::profile::{CallStart, Profiler};
+use mpit_safe::profile::Profiler;
 
 /// `MPI_SUCCESS` of the installed `mpi.h`.
 pub(crate) const SUCCESS: c_int = mpit_sys::MPI_SUCCESS;
@@ -52,9 +52,6 @@ static BROKEN: AtomicBool = AtomicBool::new(false);
 /// MPI calls made by threads other than the engine's while it was active.
 static FOREIGN_CALLS: AtomicU64 = AtomicU64::new(0);
 
-/// A wrapped call in progress: what the engine needs at its exit (`None`: not profiled).
-pub(crate) struct Call(Option<CallStart>);
-
 /// Turns profiling off without a word (the caller has said why).
 pub(crate) fn disable_quietly() {
     BROKEN.store(true, Relaxed);
@@ -82,41 +79,40 @@ pub(crate) fn disable(why: &str) {
     }
 }
 
-/// The entry of wrapped function `function` (its index in `FUNCTIONS`).
+/// A call of wrapped function `function` (its index in `FUNCTIONS`): `pmpi` (the `PMPI_`
+/// call) between the engine's call entry and exit, on the engine's thread when the tool is
+/// not running; straight through otherwise. One thread-local access per call; the engine's
+/// state is borrowed (shared) across the call, so calls made inside it (callbacks) nest.
 #[inline(always)]
-pub(crate) fn enter(function: usize) -> Call {
+pub(crate) fn call<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
     TOOL.with(|t| {
         if t.busy.get() {
-            return Call(None);
+            return pmpi();
         }
         let Ok(p) = t.prof.try_borrow() else {
-            return Call(None);
+            return pmpi();
         };
-        match p.as_ref() {
-            Some(p) => Call(guarded(|| p.call_enter(function))),
-            None => {
-                if ACTIVE.load(Relaxed) {
-                    FOREIGN_CALLS.fetch_add(1, Relaxed);
-                }
-                Call(None)
+        let Some(p) = p.as_ref() else {
+            if ACTIVE.load(Relaxed) {
+                FOREIGN_CALLS.fetch_add(1, Relaxed);
             }
+            return pmpi();
+        };
+        // The engine's entry and exit run under catch_unwind; the call start goes through a
+        // local slot (returned through catch_unwind's own storage it is copied in pieces,
+        // which stalls store forwarding: +10 ns a call measured).
+        let mut start = None;
+        if catch_unwind(AssertUnwindSafe(|| start = Some(p.call_enter(function)))).is_err() {
+            disable("an internal error (panic)");
         }
-    })
-}
-
-/// The exit of the call `call` began.
-#[inline(always)]
-pub(crate) fn exit(call: Call) {
-    let Some(start) = call.0 else {
-        return;
-    };
-    TOOL.with(|t| {
-        if let Ok(p) = t.prof.try_borrow()
-            && let Some(p) = p.as_ref()
+        let r = pmpi();
+        if let Some(start) = start
+            && catch_unwind(AssertUnwindSafe(|| p.call_exit(start))).is_err()
         {
-            guarded(|| p.call_exit(start));
+            disable("an internal error (panic)");
         }
-    });
+        r
+    })
 }
 
 /// Sets the calling thread's re-entrancy flag; returns its previous value.

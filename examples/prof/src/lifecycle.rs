@@ -362,22 +362,24 @@ fn finish(engine: Engine) {
 }
 
 /// Gathers every rank's bytes to rank 0 on a duplicate of `MPI_COMM_WORLD` (sizes, then the
-/// bytes). Rank 0 gets one entry per rank; the others get nothing.
+/// bytes). Rank 0 gets one entry per rank; the others get nothing. Every rank makes the same
+/// collective calls in the same order.
 fn gather(bytes: &[u8], rank: usize, size: usize) -> Vec<Vec<u8>> {
     // A profile larger than 2 GiB (an int count) is sent as empty.
     let len = c_int::try_from(bytes.len()).unwrap_or(0);
     let mut lens: Vec<c_int> = vec![0; if rank == 0 { size } else { 1 }];
+    // SAFETY: a `const` object of mpi-sys's C shim (MPI_INT32_T; c_int is 32 bits here).
+    let int = unsafe { mpi_sys::RSMPI_INT32_T };
+    // SAFETY: a `const` object of mpi-sys's C shim (MPI_UINT8_T).
+    let byte = unsafe { mpi_sys::RSMPI_UINT8_T };
     let mut comm = world_comm();
-    // SAFETY: (the whole block) MPI is initialised; every buffer is a live Vec or local of the
-    // element count given with it; the datatypes are mpi-sys's constants for int32 and
-    // uint8 (c_int is 32 bits here); the communicator is a valid duplicate until freed at the
-    // end; all ranks make the same collective calls in the same order.
+    // SAFETY: MPI is initialised; `comm` is a valid out parameter.
+    if unsafe { mpi_sys::PMPI_Comm_dup(world_comm(), &mut comm) } != SUCCESS {
+        comm = world_comm();
+    }
+    // SAFETY: one int sent from a local, `lens` holds one int per rank at the root (and is
+    // ignored elsewhere); `comm` is valid.
     unsafe {
-        let int = mpi_sys::RSMPI_INT32_T;
-        let byte = mpi_sys::RSMPI_UINT8_T;
-        if mpi_sys::PMPI_Comm_dup(world_comm(), &mut comm) != SUCCESS {
-            comm = world_comm();
-        }
         mpi_sys::PMPI_Gather(
             (&len as *const c_int).cast(),
             1,
@@ -387,54 +389,53 @@ fn gather(bytes: &[u8], rank: usize, size: usize) -> Vec<Vec<u8>> {
             int,
             0,
             comm,
-        );
-        let mut displs: Vec<c_int> = Vec::with_capacity(lens.len());
-        let mut total: c_int = 0;
-        if rank == 0 {
-            for l in &mut lens {
-                // Past 2 GiB in total a rank's profile is dropped (its length set to 0).
-                match total.checked_add(*l) {
-                    Some(t) => {
-                        displs.push(total);
-                        total = t;
-                    }
-                    None => {
-                        displs.push(total);
-                        *l = 0;
-                    }
-                }
+        )
+    };
+    let mut displs: Vec<c_int> = Vec::with_capacity(lens.len());
+    let mut total: c_int = 0;
+    if rank == 0 {
+        for l in &mut lens {
+            displs.push(total);
+            // Past 2 GiB in total a rank's profile is dropped (its length set to 0).
+            match total.checked_add(*l) {
+                Some(t) => total = t,
+                None => *l = 0,
             }
         }
-        let mut all = vec![0u8; usize::try_from(total).unwrap_or(0).max(1)];
+    } else {
+        displs.push(0);
+    }
+    let mut all = vec![0u8; usize::try_from(total).unwrap_or(0).max(1)];
+    // SAFETY: `len` bytes sent from `bytes`; at the root `all` holds the sum of `lens`, laid
+    // out by `displs` (one entry per rank each); the receive arguments are ignored elsewhere;
+    // `comm` is valid.
+    unsafe {
         mpi_sys::PMPI_Gatherv(
             bytes.as_ptr().cast(),
             len,
             byte,
             all.as_mut_ptr().cast(),
             lens.as_ptr(),
-            if rank == 0 {
-                displs.as_ptr()
-            } else {
-                lens.as_ptr()
-            },
+            displs.as_ptr(),
             byte,
             0,
             comm,
-        );
-        if comm != world_comm() {
-            mpi_sys::PMPI_Comm_free(&mut comm);
-        }
-        if rank != 0 {
-            return Vec::new();
-        }
-        lens.iter()
-            .zip(&displs)
-            .map(|(&l, &d)| {
-                let (d, l) = (d as usize, l as usize);
-                all[d..d + l].to_vec()
-            })
-            .collect()
+        )
+    };
+    if comm != world_comm() {
+        // SAFETY: `comm` is our duplicate, freed once.
+        unsafe { mpi_sys::PMPI_Comm_free(&mut comm) };
     }
+    if rank != 0 {
+        return Vec::new();
+    }
+    lens.iter()
+        .zip(&displs)
+        .map(|(&l, &d)| {
+            let (d, l) = (d as usize, l as usize);
+            all[d..d + l].to_vec()
+        })
+        .collect()
 }
 
 /// Rank 0: parses the gathered profiles and writes the output directory.
