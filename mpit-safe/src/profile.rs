@@ -329,9 +329,39 @@ pub struct Report {
 #[must_use = "pass it to call_exit"]
 pub struct CallStart {
     t0: u64,
-    node: u32,
+    /// Index into `State::fn_stats` (`NONE`: not counted).
+    slot: u32,
     timed: bool,
     sampled: bool,
+    /// `call_exit` has something to do.
+    exit: bool,
+}
+
+impl CallStart {
+    /// A call the profiler does not count (re-entered, or an unknown function index).
+    const NOT_COUNTED: CallStart = CallStart {
+        t0: 0,
+        slot: NONE,
+        timed: false,
+        sampled: false,
+        exit: false,
+    };
+
+    /// Whether [`Profiler::call_exit`] has anything to do for this call: `false` for most
+    /// short calls in [`Mode::Region`] (counted at entry, not chosen for timing) and for calls
+    /// not counted. A caller may skip `call_exit` then (the preload library does: its exit
+    /// path costs a thread-local access).
+    #[inline(always)]
+    pub fn needs_exit(&self) -> bool {
+        self.exit
+    }
+}
+
+impl Default for CallStart {
+    /// A call not counted: [`Profiler::call_exit`] ignores it.
+    fn default() -> CallStart {
+        CallStart::NOT_COUNTED
+    }
 }
 
 /// Ends its region when dropped ([`Profiler::region`]).
@@ -471,13 +501,39 @@ struct Node {
     ticks: u64,
     /// Calls whose time was measured (all of them for regions).
     timed: u64,
-    /// Calls long enough on average that measuring each costs nothing worth saving.
-    always_timed: bool,
     metrics: Vec<Metric>,
     /// Region children, searched by name.
     regions: Vec<u32>,
-    /// Function children by function index (empty until the first call in this node).
-    functions: Vec<u32>,
+    /// Regions: where this region's block of [`FnStat`]s (one per function) starts in
+    /// `State::fn_stats` ([`NO_BASE`] until the first call in it).
+    fn_base: usize,
+}
+
+/// `Node::fn_base` of a region without calls yet: far enough from any index that adding a
+/// function index never reaches the table.
+const NO_BASE: usize = usize::MAX >> 1;
+
+/// Calls of one function in one region, kept apart from the nodes so that the hot path finds
+/// them with one addition (`State::cur_base` + function index) and touches one cache line.
+#[derive(Clone, Copy)]
+struct FnStat {
+    calls: u64,
+    ticks: u64,
+    timed: u64,
+    /// The function's node (`NONE` until its first call).
+    node: u32,
+    /// Calls long enough on average that measuring each costs nothing worth saving.
+    always_timed: bool,
+}
+
+impl FnStat {
+    const NEW: FnStat = FnStat {
+        calls: 0,
+        ticks: 0,
+        timed: 0,
+        node: NONE,
+        always_timed: false,
+    };
 }
 
 /// How a handle's elements are read: the Rust type of the variable's datatype.
@@ -620,7 +676,13 @@ struct State<'s, L: Level> {
     notes: Vec<String>,
     in_call: u32,
     mismatches: u64,
-    /// xorshift32 state: which short calls are timed.
+    /// Per region (a block of one per function, see `Node::fn_base`): the calls.
+    fn_stats: Vec<FnStat>,
+    /// The innermost region's block in `fn_stats`.
+    cur_base: usize,
+    /// Short calls until the next timed one.
+    countdown: u32,
+    /// xorshift32 state: the random intervals between timed short calls.
     rng: u32,
 }
 
@@ -698,10 +760,9 @@ impl<'s, L: Level> Profiler<'s, L> {
             calls: 1,
             ticks: 0,
             timed: 1,
-            always_timed: true,
             metrics: Vec::new(),
             regions: Vec::new(),
-            functions: Vec::new(),
+            fn_base: NO_BASE,
         };
         let mut state = State {
             nodes: vec![root],
@@ -717,6 +778,9 @@ impl<'s, L: Level> Profiler<'s, L> {
             notes: Vec::new(),
             in_call: 0,
             mismatches: 0,
+            fn_stats: Vec::new(),
+            cur_base: NO_BASE,
+            countdown: TIME_ONE_IN,
             rng: 0x9e37_79b9,
         };
         state.stack.push(Frame {
@@ -1006,6 +1070,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         st.nodes[node as usize].calls += 1;
         st.nodes[node as usize].timed += 1;
         st.stack.push(Frame { node, t0: t });
+        st.cur_base = st.nodes[node as usize].fn_base;
         if let Some(ev) = &self.events {
             ev.set_current(node);
         }
@@ -1059,69 +1124,127 @@ impl<'s, L: Level> Profiler<'s, L> {
                 n.ticks += t.saturating_sub(f.t0);
             }
         }
+        st.cur_base = st.nodes[st.innermost() as usize].fn_base;
         if let Some(ev) = &self.events {
             ev.set_current(st.innermost());
         }
     }
 
-    /// The entry of MPI function `function` (an index into [`Config::functions`]): in
-    /// [`Mode::Call`] a sample attributed to the innermost region.
-    #[inline]
+    /// The entry of MPI function `function` (an index into [`Config::functions`]): counted
+    /// under the innermost region; in [`Mode::Call`] a sample attributed to that region.
+    ///
+    /// The hot path: one `RefCell` borrow, one table entry (the innermost region's block of
+    /// per-function counts, found by one addition), a count, a countdown, and one time in
+    /// [`TIME_ONE_IN`] on average a clock read (short calls; see
+    /// [`NodeReport::timed_calls`]).
+    #[inline(always)]
     pub fn call_enter(&self, function: usize) -> CallStart {
-        let mut start = CallStart {
-            t0: 0,
-            node: NONE,
-            timed: false,
-            sampled: false,
-        };
         let Ok(mut st) = self.state.try_borrow_mut() else {
             self.reentered.fetch_add(1, Relaxed);
-            return start;
+            return CallStart::NOT_COUNTED;
         };
-        let Some(&name) = self.functions.get(function) else {
-            return start;
-        };
-        let top = st.innermost();
-        start.node = st.function_child(top, function, self.functions.len(), name);
-        if self.mode == Mode::Call && st.in_call == 0 {
-            self.sample_into(&mut st, top);
-            start.sampled = true;
+        let st = &mut *st;
+        if function >= self.functions.len() {
+            return CallStart::NOT_COUNTED;
         }
-        st.in_call += 1;
-        start.timed = {
-            let n = &st.nodes[start.node as usize];
-            n.always_timed || n.calls < TIME_FIRST || st.draw()
+        let slot = match st.fn_stats.get(st.cur_base + function) {
+            Some(_) => st.cur_base + function,
+            None => self.first_call_in_region(st, function),
         };
-        drop(st);
-        if start.timed {
-            start.t0 = self.clock.now();
+        let sampled = self.mode == Mode::Call && st.in_call == 0;
+        if self.mode == Mode::Call {
+            if sampled {
+                let top = st.innermost();
+                self.sample_into(st, top);
+            }
+            st.in_call += 1;
         }
-        start
+        let Some(fs) = st.fn_stats.get_mut(slot) else {
+            return CallStart::NOT_COUNTED;
+        };
+        fs.calls += 1;
+        let timed = if fs.always_timed || fs.calls <= TIME_FIRST {
+            if fs.node == NONE {
+                self.first_call(st, slot, function);
+            }
+            true
+        } else {
+            st.countdown -= 1;
+            st.countdown == 0 && {
+                st.countdown = st.interval();
+                true
+            }
+        };
+        CallStart {
+            t0: if timed { self.clock.now() } else { 0 },
+            slot: slot as u32,
+            timed,
+            sampled,
+            exit: timed || self.mode == Mode::Call,
+        }
     }
 
-    /// The exit of the call `start` began: counted and timed under the region it was entered
-    /// in; in [`Mode::Call`] a sample attributed to the function.
-    #[inline]
+    /// The first call of any function in the innermost region: its block of per-function
+    /// counts. Returns the slot of `function`.
+    #[cold]
+    #[inline(never)]
+    fn first_call_in_region(&self, st: &mut State<'s, L>, function: usize) -> usize {
+        let top = st.innermost() as usize;
+        let base = st.fn_stats.len();
+        st.fn_stats.resize(base + self.functions.len(), FnStat::NEW);
+        if let Some(n) = st.nodes.get_mut(top) {
+            n.fn_base = base;
+        }
+        st.cur_base = base;
+        base + function
+    }
+
+    /// The first call of `function` in the innermost region: its node.
+    #[cold]
+    #[inline(never)]
+    fn first_call(&self, st: &mut State<'s, L>, slot: usize, function: usize) {
+        let name = self.functions.get(function).copied().unwrap_or("?");
+        let top = st.innermost();
+        let node = st.new_node(top, name, NodeKind::Function);
+        if let Some(fs) = st.fn_stats.get_mut(slot) {
+            fs.node = node;
+        }
+    }
+
+    /// The exit of the call `start` began: timed (if it was chosen) under the region it was
+    /// entered in; in [`Mode::Call`] a sample attributed to the function. In
+    /// [`Mode::Region`] an untimed call's exit touches nothing.
+    #[inline(always)]
     pub fn call_exit(&self, start: CallStart) {
+        if !start.exit {
+            return;
+        }
         let t = if start.timed { self.clock.now() } else { 0 };
-        if start.node == NONE {
+        if start.slot == NONE {
             return;
         }
         let Ok(mut st) = self.state.try_borrow_mut() else {
             self.reentered.fetch_add(1, Relaxed);
             return;
         };
-        st.in_call = st.in_call.saturating_sub(1);
+        let st = &mut *st;
+        if self.mode == Mode::Call {
+            st.in_call = st.in_call.saturating_sub(1);
+        }
         let long = self.clock.long_call;
-        let n = &mut st.nodes[start.node as usize];
-        n.calls += 1;
+        let Some(fs) = st.fn_stats.get_mut(start.slot as usize) else {
+            return;
+        };
+        let node = fs.node;
         if start.timed {
-            n.ticks += t.saturating_sub(start.t0);
-            n.timed += 1;
-            n.always_timed |= n.ticks > long.saturating_mul(n.timed);
+            fs.ticks += t.saturating_sub(start.t0);
+            fs.timed += 1;
+            // Re-decided on every timed call: a slow first call (lazy binding, connection
+            // setup) does not make a short function timed for ever.
+            fs.always_timed = fs.ticks > long.saturating_mul(fs.timed);
         }
         if start.sampled {
-            self.sample_into(&mut st, start.node);
+            self.sample_into(st, node);
         }
     }
 
@@ -1154,6 +1277,13 @@ impl<'s, L: Level> Profiler<'s, L> {
             }
         }
         drop(registrations);
+        for fs in std::mem::take(&mut st.fn_stats) {
+            if let Some(n) = st.nodes.get_mut(fs.node as usize) {
+                n.calls = fs.calls;
+                n.ticks = fs.ticks;
+                n.timed = fs.timed;
+            }
+        }
         let (ns_per_tick, duration_ns) = clock.calibrate();
         for slot in std::mem::take(&mut st.slots) {
             st.retire(slot);
@@ -1285,15 +1415,17 @@ fn st_name(info: &PvarInfo) -> String {
 }
 
 impl<'s, L: Level> State<'s, L> {
-    /// True one time in [`TIME_ONE_IN`], at random (xorshift32).
-    #[inline(always)]
-    fn draw(&mut self) -> bool {
+    /// The number of short calls until the next timed one: uniform in
+    /// 1..=2·[`TIME_ONE_IN`]−1 (mean [`TIME_ONE_IN`]; random, so that no periodic pattern of
+    /// the program's calls aliases with it), from xorshift32.
+    #[inline]
+    fn interval(&mut self) -> u32 {
         let mut x = self.rng;
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
         self.rng = x;
-        x % TIME_ONE_IN == 0
+        1 + x % (2 * TIME_ONE_IN - 1)
     }
 
     #[inline(always)]
@@ -1322,10 +1454,9 @@ impl<'s, L: Level> State<'s, L> {
             calls: 0,
             ticks: 0,
             timed: 0,
-            always_timed: kind == NodeKind::Region,
             metrics,
             regions: Vec::new(),
-            functions: Vec::new(),
+            fn_base: NO_BASE,
         });
         (self.nodes.len() - 1) as u32
     }
@@ -1342,23 +1473,6 @@ impl<'s, L: Level> State<'s, L> {
         }
         let c = self.new_node(parent, name, NodeKind::Region);
         self.nodes[parent as usize].regions.push(c);
-        c
-    }
-
-    #[inline]
-    fn function_child(&mut self, parent: u32, f: usize, nfuncs: usize, name: &str) -> u32 {
-        let p = &self.nodes[parent as usize];
-        if let Some(&c) = p.functions.get(f)
-            && c != NONE
-        {
-            return c;
-        }
-        let c = self.new_node(parent, name, NodeKind::Function);
-        let p = &mut self.nodes[parent as usize];
-        if p.functions.len() < nfuncs {
-            p.functions.resize(nfuncs, NONE);
-        }
-        p.functions[f] = c;
         c
     }
 

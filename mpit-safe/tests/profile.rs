@@ -291,7 +291,9 @@ fn object_hooks_allocate_and_free() {
 
 /// In both modes, calls that average over 5 µs are all timed; shorter ones one in 16 at random,
 /// their total estimated from those: within 25% of the time measured around them here (a spin
-/// of 1 µs per call, 4,000 calls), and the counts stay exact.
+/// of 1 µs per call, 4,000 calls), and the counts stay exact. The run takes 4 ms, so one
+/// preemption of the test thread (a scheduler tick, other tests on the same cores) can double
+/// the wall time without touching a timed call: up to three runs, one must be within bounds.
 #[test]
 fn short_calls_are_timed_by_sample() {
     use std::time::{Duration, Instant};
@@ -301,29 +303,35 @@ fn short_calls_are_timed_by_sample() {
     };
     let t = common::turn_after_init();
     let s = t.mpit.session().unwrap();
-    let p = Profiler::new(&s, config(Mode::Region)).unwrap();
-    let t0 = Instant::now();
-    for _ in 0..4000 {
-        let c = p.call_enter(0);
-        spin(Duration::from_micros(1));
-        p.call_exit(c);
-    }
-    let short_wall = t0.elapsed().as_nanos() as f64;
-    for _ in 0..20 {
-        let c = p.call_enter(1);
-        spin(Duration::from_micros(20));
-        p.call_exit(c);
-    }
-    let r = p.finish().unwrap();
-    let (_, send) = node(&r, &["test", "MPI_Send"]);
-    assert_eq!(send.calls, 4000);
-    assert!(
-        send.timed_calls > 100 && send.timed_calls < 600,
-        "{}",
-        send.timed_calls
-    );
-    let ratio = send.time_ns as f64 / short_wall;
-    assert!((0.75..=1.1).contains(&ratio), "estimate/wall = {ratio}");
+    let mut ratios = Vec::new();
+    let r = loop {
+        let p = Profiler::new(&s, config(Mode::Region)).unwrap();
+        let t0 = Instant::now();
+        for _ in 0..4000 {
+            let c = p.call_enter(0);
+            spin(Duration::from_micros(1));
+            p.call_exit(c);
+        }
+        let short_wall = t0.elapsed().as_nanos() as f64;
+        for _ in 0..20 {
+            let c = p.call_enter(1);
+            spin(Duration::from_micros(20));
+            p.call_exit(c);
+        }
+        let r = p.finish().unwrap();
+        let (_, send) = node(&r, &["test", "MPI_Send"]);
+        assert_eq!(send.calls, 4000);
+        assert!(
+            send.timed_calls > 100 && send.timed_calls < 600,
+            "{}",
+            send.timed_calls
+        );
+        ratios.push(send.time_ns as f64 / short_wall);
+        if (0.75..=1.1).contains(ratios.last().unwrap()) {
+            break r;
+        }
+        assert!(ratios.len() < 3, "estimate/wall in three runs: {ratios:?}");
+    };
     let (_, recv) = node(&r, &["test", "MPI_Recv"]);
     assert_eq!((recv.calls, recv.timed_calls), (20, 20));
     assert!(recv.time_ns >= 20 * 20_000);

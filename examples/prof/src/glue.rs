@@ -1,10 +1,10 @@
-//! The state between the wrappers and the engine: the [`Profiler`] in a thread-local of the
-//! thread that called `MPI_Init`, the re-entrancy guard, the object registry, and the counters
+//! The state between the wrappers and the engine: the [`Profiler`], owned by the thread that
+//! called `MPI_Init`, the re-entrancy guard, the object registry, and the counters
 //! the wrappers keep outside the engine.
 //!
-//! Hot path ([`call`], around every wrapped call): one thread-local access, a flag
-//! test, a `RefCell` borrow, the engine's call entry or exit. No allocation, no lock; the
-//! engine's own state is a `RefCell` too. Everything the engine runs is inside
+//! Hot path ([`call`], around every wrapped call): an owner-thread test (`pthread_self`, no
+//! thread-local), a flag test, a `RefCell` borrow, the engine's call entry (and exit, where it
+//! has work there). No allocation, no lock; the engine's own state is a `RefCell` too. Everything the engine runs is inside
 //! [`catch_unwind`]: a panic disables the profiler and never reaches the C caller.
 
 use std::cell::{Cell, RefCell};
@@ -13,11 +13,12 @@ use std::io::Write as _;
 use std::mem::ManuallyDrop;
 use std::os::raw::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
 use mpi_sys::{MPI_Comm, MPI_Errhandler, MPI_File, MPI_Group, MPI_Op, MPI_Win};
 use mpit_safe::RawObject;
-use mpit_safe::profile::Profiler;
+use mpit_safe::profile::{CallStart, Profiler};
 
 /// `MPI_SUCCESS` of the installed `mpi.h`.
 pub(crate) const SUCCESS: c_int = mpit_sys::MPI_SUCCESS;
@@ -25,22 +26,50 @@ pub(crate) const SUCCESS: c_int = mpit_sys::MPI_SUCCESS;
 /// The engine, where it lives.
 pub(crate) type Engine = Profiler<'static>;
 
-/// The calling thread's view of the tool.
-struct Tool {
-    /// Set while the tool itself runs (engine setup, object hooks, the gather, the writers):
-    /// every wrapper entered meanwhile passes straight through to PMPI.
+/// The engine and the tool's re-entrancy flag, reachable only from the thread that called
+/// `MPI_Init` (the owner): a static, not a thread-local, because a thread-local of a shared
+/// library costs two calls per access (`__tls_get_addr`), and every wrapped call makes one.
+struct Owned {
+    /// `pthread_self()` of the owner while an engine is installed, else 0.
+    owner: AtomicUsize,
+    /// Set while the tool itself runs (object hooks, regions, the end): every wrapper
+    /// entered meanwhile passes straight through to PMPI.
     busy: Cell<bool>,
-    /// The engine, on the thread that called `MPI_Init` between it and `MPI_Finalize`.
-    /// `ManuallyDrop`: nothing to run at thread exit (the engine is finished in
-    /// `MPI_Finalize`, or never), so the thread-local needs no destructor and its access no
-    /// state check.
-    prof: RefCell<Option<ManuallyDrop<Engine>>>,
+    /// The engine. `ManuallyDrop`: the static is never dropped; the engine is taken and
+    /// finished in `MPI_Finalize`.
+    prof: Slot,
+}
+
+/// Where the engine lives while installed.
+type Slot = RefCell<Option<ManuallyDrop<Engine>>>;
+
+// SAFETY: `busy` and `prof` (not `Sync`) are reached only through `Owned::mine`, which
+// returns them to the owner thread alone: one thread at a time ever touches them. The owner is
+// set by `install` on the owner thread after it wrote `prof` (and cleared by `take` on the same
+// thread before it empties `prof`); another thread never sees its own id there.
+unsafe impl Sync for Owned {}
+
+static OWNED: Owned = Owned {
+    owner: AtomicUsize::new(0),
+    busy: Cell::new(false),
+    prof: RefCell::new(None),
+};
+
+/// The calling thread's id, as `Owned::owner` keeps it (never 0 for a live thread).
+#[inline(always)]
+fn me() -> usize {
+    nix::sys::pthread::pthread_self() as usize
+}
+
+impl Owned {
+    /// The flag and the engine, if the calling thread owns them.
+    #[inline(always)]
+    fn mine(&self) -> Option<(&Cell<bool>, &Slot)> {
+        (self.owner.load(Acquire) == me()).then_some((&self.busy, &self.prof))
+    }
 }
 
 thread_local! {
-    static TOOL: Tool = const {
-        Tool { busy: Cell::new(false), prof: RefCell::new(None) }
-    };
     /// Live objects of the hooked kinds with their reference counts, and label numbering.
     static OBJECTS: RefCell<Objects> = RefCell::new(Objects::default());
 }
@@ -81,83 +110,121 @@ pub(crate) fn disable(why: &str) {
 
 /// A call of wrapped function `function` (its index in `FUNCTIONS`): `pmpi` (the `PMPI_`
 /// call) between the engine's call entry and exit, on the engine's thread when the tool is
-/// not running; straight through otherwise. One thread-local access per call; the engine's
-/// state is borrowed (shared) across the call, so calls made inside it (callbacks) nest.
+/// not running; straight through otherwise.
+///
+/// The entry and the exit are separate functions, one copy each for every wrapper, each with
+/// one thread-local access; the exit runs only when the engine has something to do there
+/// (timed calls, call mode): most short calls in region mode make one access in all.
 #[inline(always)]
 pub(crate) fn call<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
-    TOOL.with(|t| {
-        if t.busy.get() {
-            return pmpi();
-        }
-        let Ok(p) = t.prof.try_borrow() else {
-            return pmpi();
-        };
-        let Some(p) = p.as_ref() else {
-            if ACTIVE.load(Relaxed) {
-                FOREIGN_CALLS.fetch_add(1, Relaxed);
-            }
-            return pmpi();
-        };
-        // The engine's entry and exit run under catch_unwind; the call start goes through a
-        // local slot (returned through catch_unwind's own storage it is copied in pieces,
-        // which stalls store forwarding: +10 ns a call measured).
-        let mut start = None;
-        if catch_unwind(AssertUnwindSafe(|| start = Some(p.call_enter(function)))).is_err() {
-            disable("an internal error (panic)");
-        }
-        let r = pmpi();
-        if let Some(start) = start
-            && catch_unwind(AssertUnwindSafe(|| p.call_exit(start))).is_err()
-        {
-            disable("an internal error (panic)");
-        }
-        r
-    })
+    let start = enter(function);
+    let r = pmpi();
+    if start.needs_exit() {
+        exit(start);
+    }
+    r
 }
 
-/// Sets the calling thread's re-entrancy flag; returns its previous value.
+/// The entry of wrapped function `function`.
+#[inline(never)]
+fn enter(function: usize) -> CallStart {
+    let Some((busy, prof)) = OWNED.mine() else {
+        if ACTIVE.load(Relaxed) {
+            FOREIGN_CALLS.fetch_add(1, Relaxed);
+        }
+        return CallStart::default();
+    };
+    if busy.get() {
+        return CallStart::default();
+    }
+    let Ok(p) = prof.try_borrow() else {
+        return CallStart::default();
+    };
+    let Some(p) = p.as_ref() else {
+        return CallStart::default();
+    };
+    // The call start goes through a local slot (returned through catch_unwind's own storage
+    // it is copied in pieces, which stalls store forwarding: +10 ns a call measured).
+    let mut start = CallStart::default();
+    if catch_unwind(AssertUnwindSafe(|| start = p.call_enter(function))).is_err() {
+        disable("an internal error (panic)");
+    }
+    start
+}
+
+/// The exit of the call `start` began (when it needs one).
+#[inline(never)]
+fn exit(start: CallStart) {
+    if let Some((_, prof)) = OWNED.mine()
+        && let Ok(p) = prof.try_borrow()
+        && let Some(p) = p.as_ref()
+        && catch_unwind(AssertUnwindSafe(|| p.call_exit(start))).is_err()
+    {
+        disable("an internal error (panic)");
+    }
+}
+
+/// Sets the re-entrancy flag if the calling thread owns the engine; returns its previous
+/// value. (Other threads, and every thread while no engine is installed, pass through the
+/// wrappers anyway.)
 pub(crate) fn set_busy(busy: bool) -> bool {
-    TOOL.with(|t| t.busy.replace(busy))
+    OWNED.mine().is_some_and(|(b, _)| b.replace(busy))
 }
 
-/// Runs `f` with the calling thread's engine, with the re-entrancy flag set (the tool is
-/// running: MPI calls it makes pass through). `None`: no engine on this thread (or the tool is
-/// already running, or it panicked).
+/// Runs `f` with the engine if the calling thread owns it, with the re-entrancy flag set (the
+/// tool is running: MPI calls it makes pass through). `None`: not the engine's thread, or the
+/// tool is already running, or it panicked.
 pub(crate) fn with_engine<R>(f: impl FnOnce(&Engine) -> R) -> Option<R> {
     if BROKEN.load(Relaxed) {
         return None;
     }
-    TOOL.with(|t| {
-        if t.busy.get() {
-            return None;
-        }
-        let p = t.prof.try_borrow().ok()?;
-        let p = p.as_ref()?;
-        t.busy.set(true);
-        let r = guarded(|| f(p));
-        t.busy.set(false);
-        r
-    })
+    let (busy, prof) = OWNED.mine()?;
+    if busy.get() {
+        return None;
+    }
+    let p = prof.try_borrow().ok()?;
+    let p = p.as_ref()?;
+    busy.set(true);
+    let r = guarded(|| f(p));
+    busy.set(false);
+    r
 }
 
-/// Makes `engine` the calling thread's engine.
-pub(crate) fn install(engine: Engine) {
-    TOOL.with(|t| *t.prof.borrow_mut() = Some(ManuallyDrop::new(engine)));
+/// Makes `engine` the engine, owned by the calling thread. `false` (and the engine dropped)
+/// if another engine is installed.
+pub(crate) fn install(engine: Engine) -> bool {
+    // Ownership first: from here on no other thread reaches `busy` and `prof`.
+    if OWNED
+        .owner
+        .compare_exchange(0, me(), Acquire, Relaxed)
+        .is_err()
+    {
+        return false;
+    }
+    let Some((busy, prof)) = OWNED.mine() else {
+        return false;
+    };
+    let Ok(mut prof) = prof.try_borrow_mut() else {
+        OWNED.owner.store(0, Release);
+        return false;
+    };
+    *prof = Some(ManuallyDrop::new(engine));
+    busy.set(false);
     ACTIVE.store(true, Relaxed);
+    true
 }
 
-/// Takes the calling thread's engine away (at `MPI_Finalize`); the re-entrancy flag stays
-/// set, so calls made from now on pass through.
+/// Takes the engine away (at `MPI_Finalize`) if the calling thread owns it; from then on
+/// every call passes through.
 pub(crate) fn take() -> Option<Engine> {
-    TOOL.with(|t| {
-        t.busy.set(true);
-        let taken = t.prof.try_borrow_mut().ok()?.take();
-        if taken.is_some() {
-            ACTIVE.store(false, Relaxed);
-        }
-        taken.map(ManuallyDrop::into_inner)
-    })
-    .filter(|_| !BROKEN.load(Relaxed))
+    let (busy, prof) = OWNED.mine()?;
+    busy.set(true);
+    let taken = prof.try_borrow_mut().ok()?.take();
+    OWNED.owner.store(0, Release);
+    ACTIVE.store(false, Relaxed);
+    taken
+        .map(ManuallyDrop::into_inner)
+        .filter(|_| !BROKEN.load(Relaxed))
 }
 
 /// How many calls other threads made while the engine was active.

@@ -278,7 +278,9 @@ fn start() {
     glue::set_busy(was);
     match engine {
         Ok(Ok(engine)) => {
-            glue::install(engine);
+            if !glue::install(engine) {
+                return;
+            }
             glue::predefined_comm(world_comm(), "MPI_COMM_WORLD");
             glue::predefined_comm(self_comm(), "MPI_COMM_SELF");
             let _ = glue::with_engine(|p| p.refresh());

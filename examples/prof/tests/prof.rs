@@ -372,6 +372,53 @@ fn fortran_known_pattern() {
     }
 }
 
+/// The engine belongs to the thread that called `MPI_Init_thread`: another thread's 1000
+/// `MPI_Comm_rank` calls pass through unprofiled and are reported as such in a note, the main
+/// thread's 7 `MPI_Comm_size` calls are counted, on 2 ranks in both modes.
+#[test]
+fn other_threads_pass_through() {
+    let exe = compile_with(&mpicc(), "threads", "threads", &["-pthread"]);
+    for mode in ["region", "call"] {
+        let out = dir().join(format!("threads-{mode}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let o = run_mpi(
+            2,
+            &[
+                LAUNCHER,
+                "--mode",
+                mode,
+                "--output",
+                &out.display().to_string(),
+                "--",
+                &exe.display().to_string(),
+            ],
+        );
+        assert!(
+            o.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let ranks = read_ranks(&out);
+        assert_eq!(ranks.len(), 2);
+        for p in &ranks {
+            let size = node(p, 0, "MPI_Comm_size", Kind::Function).expect("MPI_Comm_size");
+            assert_eq!(p.nodes[size].calls, 7, "{mode}, rank {}", p.rank);
+            assert!(
+                node(p, 0, "MPI_Comm_rank", Kind::Function).is_none_or(|i| p.nodes[i].calls < 1000),
+                "{mode}: the other thread's calls were profiled"
+            );
+            assert!(
+                p.notes
+                    .iter()
+                    .any(|n| n.starts_with("1000 MPI calls from threads other")),
+                "{mode}, rank {}: {:?}",
+                p.rank,
+                p.notes
+            );
+        }
+    }
+}
+
 /// A program that never calls MPI_Init runs unchanged; one line on stderr says nothing was
 /// profiled.
 #[test]
