@@ -614,6 +614,27 @@ struct Slot<'s, L: Level> {
     failures: u64,
 }
 
+/// Reads a handle of one element (most of them) as `f64`: no buffer, no loop.
+#[inline(always)]
+fn read_one<L: Level>(h: &DynPvarHandle<'_, L>, lane: Lane) -> Result<f64> {
+    macro_rules! lane {
+        ($t:ty) => {{
+            let mut b: [$t; 1] = [0 as $t];
+            h.read_raw(&mut b)?;
+            Ok(b[0] as f64)
+        }};
+    }
+    match lane {
+        Lane::I32 => lane!(i32),
+        Lane::U32 => lane!(u32),
+        Lane::I64 => lane!(i64),
+        Lane::U64 => lane!(u64),
+        Lane::F64 => lane!(f64),
+        Lane::U8 => lane!(u8),
+        Lane::I16 => lane!(i16),
+    }
+}
+
 /// Reads a handle's elements through the scratch buffer of its lane: the sum, and the elements
 /// into `out` when given.
 #[inline(always)]
@@ -1529,7 +1550,12 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
     } = st;
     let metrics = &mut nodes[node as usize].metrics;
     for slot in slots.iter_mut() {
-        let v = match read_sum(&slot.handle, slot.lane, slot.count, scratch, None) {
+        let read = if slot.count == 1 {
+            read_one(&slot.handle, slot.lane)
+        } else {
+            read_sum(&slot.handle, slot.lane, slot.count, scratch, None)
+        };
+        let v = match read {
             Ok(v) => v,
             Err(_) => {
                 slot.failures += 1;

@@ -291,9 +291,11 @@ fn object_hooks_allocate_and_free() {
 
 /// In both modes, calls that average over 5 µs are all timed; shorter ones one in 16 at random,
 /// their total estimated from those: within 25% of the time measured around them here (a spin
-/// of 1 µs per call, 4,000 calls), and the counts stay exact. The run takes 4 ms, so one
-/// preemption of the test thread (a scheduler tick, other tests on the same cores) can double
-/// the wall time without touching a timed call: up to three runs, one must be within bounds.
+/// of 1 µs per call, 400 calls), and the counts stay exact.
+///
+/// A run in which the test thread lost its core during a call (one call over 20 µs: other
+/// tests or processes on the same cores) says nothing about the estimate (the 15 in 16 untimed
+/// calls cannot see it) and is repeated, up to 20 times.
 #[test]
 fn short_calls_are_timed_by_sample() {
     use std::time::{Duration, Instant};
@@ -303,14 +305,17 @@ fn short_calls_are_timed_by_sample() {
     };
     let t = common::turn_after_init();
     let s = t.mpit.session().unwrap();
-    let mut ratios = Vec::new();
+    let mut disturbed = 0;
     let r = loop {
         let p = Profiler::new(&s, config(Mode::Region)).unwrap();
+        let mut longest = Duration::ZERO;
         let t0 = Instant::now();
-        for _ in 0..4000 {
+        for _ in 0..400 {
+            let t1 = Instant::now();
             let c = p.call_enter(0);
             spin(Duration::from_micros(1));
             p.call_exit(c);
+            longest = longest.max(t1.elapsed());
         }
         let short_wall = t0.elapsed().as_nanos() as f64;
         for _ in 0..20 {
@@ -319,18 +324,25 @@ fn short_calls_are_timed_by_sample() {
             p.call_exit(c);
         }
         let r = p.finish().unwrap();
+        if longest > Duration::from_micros(20) {
+            disturbed += 1;
+            assert!(
+                disturbed < 20,
+                "20 runs disturbed: the machine is too busy to measure"
+            );
+            continue;
+        }
         let (_, send) = node(&r, &["test", "MPI_Send"]);
-        assert_eq!(send.calls, 4000);
+        assert_eq!(send.calls, 400);
+        // 4 always, then one in 16 on average of the other 396: 29 expected.
         assert!(
-            send.timed_calls > 100 && send.timed_calls < 600,
+            send.timed_calls > 10 && send.timed_calls < 80,
             "{}",
             send.timed_calls
         );
-        ratios.push(send.time_ns as f64 / short_wall);
-        if (0.75..=1.1).contains(ratios.last().unwrap()) {
-            break r;
-        }
-        assert!(ratios.len() < 3, "estimate/wall in three runs: {ratios:?}");
+        let ratio = send.time_ns as f64 / short_wall;
+        assert!((0.75..=1.1).contains(&ratio), "estimate/wall = {ratio}");
+        break r;
     };
     let (_, recv) = node(&r, &["test", "MPI_Recv"]);
     assert_eq!((recv.calls, recv.timed_calls), (20, 20));
