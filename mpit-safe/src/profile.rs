@@ -324,43 +324,57 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
-/// The start of a call, from [`Profiler::call_enter`] to [`Profiler::call_exit`].
-#[derive(Clone, Copy, Debug)]
+/// The start of a call, from [`Profiler::call_enter`] to [`Profiler::call_exit`]: one word,
+/// returned in a register (the start time of a timed call stays in the profiler).
+#[derive(Clone, Copy, Debug, Default)]
 #[must_use = "pass it to call_exit"]
-pub struct CallStart {
-    t0: u64,
-    /// Index into `State::fn_stats` (`NONE`: not counted).
-    slot: u32,
-    timed: bool,
-    sampled: bool,
-    /// `call_exit` has something to do.
-    exit: bool,
-}
+pub struct CallStart(u64);
 
 impl CallStart {
-    /// A call the profiler does not count (re-entered, or an unknown function index).
-    const NOT_COUNTED: CallStart = CallStart {
-        t0: 0,
-        slot: NONE,
-        timed: false,
-        sampled: false,
-        exit: false,
-    };
+    const TIMED: u64 = 1 << 32;
+    const SAMPLED: u64 = 1 << 33;
+    const EXIT: u64 = 1 << 34;
+    /// Bits 35.. : the depth of the timing stack before this call (timed calls).
+    const DEPTH_SHIFT: u32 = 35;
+
+    fn new(slot: usize, timed: bool, sampled: bool, exit: bool, depth: usize) -> CallStart {
+        CallStart(
+            (slot as u32) as u64
+                | if timed { Self::TIMED } else { 0 }
+                | if sampled { Self::SAMPLED } else { 0 }
+                | if exit { Self::EXIT } else { 0 }
+                | ((depth as u64) << Self::DEPTH_SHIFT),
+        )
+    }
+
+    /// A call counted at entry, with nothing to do at its exit.
+    #[inline(always)]
+    fn counted() -> CallStart {
+        CallStart(0)
+    }
+
+    fn slot(self) -> usize {
+        self.0 as u32 as usize
+    }
+
+    fn timed(self) -> bool {
+        self.0 & Self::TIMED != 0
+    }
+
+    fn sampled(self) -> bool {
+        self.0 & Self::SAMPLED != 0
+    }
+
+    fn depth(self) -> usize {
+        (self.0 >> Self::DEPTH_SHIFT) as usize
+    }
 
     /// Whether [`Profiler::call_exit`] has anything to do for this call: `false` for most
     /// short calls in [`Mode::Region`] (counted at entry, not chosen for timing) and for calls
-    /// not counted. A caller may skip `call_exit` then (the preload library does: its exit
-    /// path costs a thread-local access).
+    /// not counted. A caller may skip `call_exit` then (the preload library does).
     #[inline(always)]
     pub fn needs_exit(&self) -> bool {
-        self.exit
-    }
-}
-
-impl Default for CallStart {
-    /// A call not counted: [`Profiler::call_exit`] ignores it.
-    fn default() -> CallStart {
-        CallStart::NOT_COUNTED
+        self.0 & Self::EXIT != 0
     }
 }
 
@@ -490,6 +504,8 @@ const NONE: u32 = u32::MAX;
 const TIME_ONE_IN: u32 = 16;
 /// Calls of a (region, function) pair that are always timed.
 const TIME_FIRST: u64 = 4;
+/// Timed calls in progress at once (calls made from callbacks inside calls nest).
+const TIMING_DEPTH: usize = 64;
 /// The average duration from which every call is timed (two clock reads are then < 0.5%).
 const LONG_CALL_NS: f64 = 5_000.0;
 
@@ -703,6 +719,9 @@ struct State<'s, L: Level> {
     cur_base: usize,
     /// Short calls until the next timed one.
     countdown: u32,
+    /// Start times of the timed calls in progress (nested calls: callbacks), innermost last;
+    /// bounded by [`TIMING_DEPTH`] (deeper calls are not timed), so it never allocates.
+    timing: Vec<u64>,
     /// xorshift32 state: the random intervals between timed short calls.
     rng: u32,
 }
@@ -802,6 +821,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             fn_stats: Vec::new(),
             cur_base: NO_BASE,
             countdown: TIME_ONE_IN,
+            timing: Vec::with_capacity(TIMING_DEPTH),
             rng: 0x9e37_79b9,
         };
         state.stack.push(Frame {
@@ -1154,19 +1174,71 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// The entry of MPI function `function` (an index into [`Config::functions`]): counted
     /// under the innermost region; in [`Mode::Call`] a sample attributed to that region.
     ///
-    /// The hot path: one `RefCell` borrow, one table entry (the innermost region's block of
-    /// per-function counts, found by one addition), a count, a countdown, and one time in
-    /// [`TIME_ONE_IN`] on average a clock read (short calls; see
-    /// [`NodeReport::timed_calls`]).
+    /// The hot path (region mode, a function already called in this region, not chosen for
+    /// timing): one `RefCell` borrow, one table entry found by one addition (the innermost
+    /// region's block of per-function counts), a count and a countdown. One call in
+    /// [`TIME_ONE_IN`] on average (after each pair's first [`TIME_FIRST`]) reads the clock; see
+    /// [`NodeReport::timed_calls`].
     #[inline(always)]
     pub fn call_enter(&self, function: usize) -> CallStart {
         let Ok(mut st) = self.state.try_borrow_mut() else {
-            self.reentered.fetch_add(1, Relaxed);
-            return CallStart::NOT_COUNTED;
+            return self.reentry();
         };
         let st = &mut *st;
+        if self.mode == Mode::Region
+            && function < self.functions.len()
+            && let Some(fs) = st.fn_stats.get_mut(st.cur_base + function)
+        {
+            fs.calls += 1;
+            if fs.calls > TIME_FIRST && !fs.always_timed {
+                st.countdown -= 1;
+                if st.countdown != 0 {
+                    return CallStart::counted();
+                }
+                st.countdown = st.interval();
+            }
+            return self.enter_timed(st, st.cur_base + function, function, false);
+        }
+        self.enter_general(st, function)
+    }
+
+    /// Entry points that found the state in use (re-entrance from a callback).
+    #[cold]
+    #[inline(never)]
+    fn reentry(&self) -> CallStart {
+        self.reentered.fetch_add(1, Relaxed);
+        CallStart::counted()
+    }
+
+    /// The entry of a call chosen for timing (counted already), `sampled` if its entry took a
+    /// sample: the start time goes on the timing stack.
+    #[inline(never)]
+    fn enter_timed(
+        &self,
+        st: &mut State<'s, L>,
+        slot: usize,
+        function: usize,
+        sampled: bool,
+    ) -> CallStart {
+        if st.fn_stats.get(slot).is_some_and(|fs| fs.node == NONE) {
+            self.first_call(st, slot, function);
+        }
+        let depth = st.timing.len();
+        let timed = depth < TIMING_DEPTH;
+        let exit = timed || self.mode == Mode::Call;
+        let start = CallStart::new(slot, timed, sampled, exit, depth);
+        if timed {
+            st.timing.push(self.clock.now());
+        }
+        start
+    }
+
+    /// Every other entry: call mode (a sample at entry), the first call in a region, an index
+    /// outside [`Config::functions`].
+    #[inline(never)]
+    fn enter_general(&self, st: &mut State<'s, L>, function: usize) -> CallStart {
         if function >= self.functions.len() {
-            return CallStart::NOT_COUNTED;
+            return CallStart::counted();
         }
         let slot = match st.fn_stats.get(st.cur_base + function) {
             Some(_) => st.cur_base + function,
@@ -1181,28 +1253,23 @@ impl<'s, L: Level> Profiler<'s, L> {
             st.in_call += 1;
         }
         let Some(fs) = st.fn_stats.get_mut(slot) else {
-            return CallStart::NOT_COUNTED;
+            return CallStart::counted();
         };
         fs.calls += 1;
-        let timed = if fs.always_timed || fs.calls <= TIME_FIRST {
-            if fs.node == NONE {
-                self.first_call(st, slot, function);
-            }
-            true
-        } else {
+        let timed = fs.always_timed || fs.calls <= TIME_FIRST || {
             st.countdown -= 1;
             st.countdown == 0 && {
                 st.countdown = st.interval();
                 true
             }
         };
-        CallStart {
-            t0: if timed { self.clock.now() } else { 0 },
-            slot: slot as u32,
-            timed,
-            sampled,
-            exit: timed || self.mode == Mode::Call,
+        if timed {
+            return self.enter_timed(st, slot, function, sampled);
         }
+        if st.fn_stats.get(slot).is_some_and(|fs| fs.node == NONE) {
+            self.first_call(st, slot, function);
+        }
+        CallStart::new(slot, false, sampled, self.mode == Mode::Call, 0)
     }
 
     /// The first call of any function in the innermost region: its block of per-function
@@ -1233,17 +1300,18 @@ impl<'s, L: Level> Profiler<'s, L> {
     }
 
     /// The exit of the call `start` began: timed (if it was chosen) under the region it was
-    /// entered in; in [`Mode::Call`] a sample attributed to the function. In
-    /// [`Mode::Region`] an untimed call's exit touches nothing.
+    /// entered in; in [`Mode::Call`] a sample attributed to the function. Nothing to do (and
+    /// nothing done) unless [`CallStart::needs_exit`].
     #[inline(always)]
     pub fn call_exit(&self, start: CallStart) {
-        if !start.exit {
-            return;
+        if start.needs_exit() {
+            self.exit_slow(start);
         }
-        let t = if start.timed { self.clock.now() } else { 0 };
-        if start.slot == NONE {
-            return;
-        }
+    }
+
+    #[inline(never)]
+    fn exit_slow(&self, start: CallStart) {
+        let t = if start.timed() { self.clock.now() } else { 0 };
         let Ok(mut st) = self.state.try_borrow_mut() else {
             self.reentered.fetch_add(1, Relaxed);
             return;
@@ -1252,19 +1320,28 @@ impl<'s, L: Level> Profiler<'s, L> {
         if self.mode == Mode::Call {
             st.in_call = st.in_call.saturating_sub(1);
         }
+        let t0 = if start.timed() {
+            // Entries of calls whose exits never came (a panic, a callback that left) are
+            // dropped with this one.
+            let t0 = st.timing.get(start.depth()).copied();
+            st.timing.truncate(start.depth());
+            t0
+        } else {
+            None
+        };
         let long = self.clock.long_call;
-        let Some(fs) = st.fn_stats.get_mut(start.slot as usize) else {
+        let Some(fs) = st.fn_stats.get_mut(start.slot()) else {
             return;
         };
         let node = fs.node;
-        if start.timed {
-            fs.ticks += t.saturating_sub(start.t0);
+        if let Some(t0) = t0 {
+            fs.ticks += t.saturating_sub(t0);
             fs.timed += 1;
             // Re-decided on every timed call: a slow first call (lazy binding, connection
             // setup) does not make a short function timed for ever.
             fs.always_timed = fs.ticks > long.saturating_mul(fs.timed);
         }
-        if start.sampled {
+        if start.sampled() {
             self.sample_into(st, node);
         }
     }

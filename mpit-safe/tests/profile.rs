@@ -348,3 +348,44 @@ fn short_calls_are_timed_by_sample() {
     assert_eq!((recv.calls, recv.timed_calls), (20, 20));
     assert!(recv.time_ns >= 20 * 20_000);
 }
+
+/// Calls made inside calls (an MPI callback calling MPI) are timed each on its own: the outer
+/// call's time includes the inner one's. A call whose exit never comes does not upset the
+/// enclosing call's time (its start is dropped with the enclosing exit).
+#[test]
+fn nested_calls_are_timed_each() {
+    use std::time::{Duration, Instant};
+    let spin = |d: Duration| {
+        let t = Instant::now();
+        while t.elapsed() < d {}
+    };
+    let t = common::turn_after_init();
+    let s = t.mpit.session().unwrap();
+    for mode in [Mode::Region, Mode::Call] {
+        let p = Profiler::new(&s, config(mode)).unwrap();
+        // The first calls of a function are all timed.
+        let outer = p.call_enter(0);
+        spin(Duration::from_micros(300));
+        let inner = p.call_enter(1);
+        spin(Duration::from_micros(200));
+        p.call_exit(inner);
+        spin(Duration::from_micros(300));
+        p.call_exit(outer);
+        // A lost exit: an inner call that never returns (as if a callback left by longjmp).
+        let outer = p.call_enter(0);
+        spin(Duration::from_micros(300));
+        let _lost = p.call_enter(1);
+        spin(Duration::from_micros(300));
+        p.call_exit(outer);
+        let r = p.finish().unwrap();
+        let (_, send) = node(&r, &["test", "MPI_Send"]);
+        let (_, recv) = node(&r, &["test", "MPI_Recv"]);
+        assert_eq!((send.calls, send.timed_calls), (2, 2), "{mode}");
+        assert_eq!((recv.calls, recv.timed_calls), (2, 1), "{mode}");
+        // One timed call of 200 µs, two calls: 400 µs estimated (lower bounds only: a
+        // preemption lengthens any of these).
+        assert!(recv.time_ns >= 400_000, "{mode}: {}", recv.time_ns);
+        // 800 µs, then 600 µs (from the outer call's own start, not the lost one's).
+        assert!(send.time_ns >= 1_400_000, "{mode}: {}", send.time_ns);
+    }
+}
