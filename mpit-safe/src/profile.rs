@@ -724,6 +724,8 @@ struct State<'s, L: Level> {
     timing: Vec<u64>,
     /// xorshift32 state: the random intervals between timed short calls.
     rng: u32,
+    /// [`Profiler::stop`] ran: nothing more is measured.
+    stopped: bool,
 }
 
 /// Counts of event instances per (region node, event type), shared with the callbacks.
@@ -769,7 +771,7 @@ pub struct Profiler<'s, L: Level = Single> {
     state: RefCell<State<'s, L>>,
     events: Option<Arc<EventCounts>>,
     event_types: Vec<String>,
-    registrations: Registrations<'s, L>,
+    registrations: RefCell<Registrations<'s, L>>,
     /// Entry points that found the state in use (re-entrance from a callback): skipped.
     reentered: AtomicU64,
 }
@@ -823,6 +825,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             countdown: TIME_ONE_IN,
             timing: Vec::with_capacity(TIMING_DEPTH),
             rng: 0x9e37_79b9,
+            stopped: false,
         };
         state.stack.push(Frame {
             node: 0,
@@ -867,6 +870,9 @@ impl<'s, L: Level> Profiler<'s, L> {
             self.reentered.fetch_add(1, Relaxed);
             return Ok(0);
         };
+        if st.stopped {
+            return Ok(0);
+        }
         self.refresh_locked(&mut st)
     }
 
@@ -1038,6 +1044,9 @@ impl<'s, L: Level> Profiler<'s, L> {
             self.reentered.fetch_add(1, Relaxed);
             return Ok(0);
         };
+        if st.stopped {
+            return Ok(0);
+        }
         // Variables may appear with the components objects bring (spec 003 §0.2: Caliper looks
         // again in the wrappers of object constructors); those found now get handles on every
         // known object, this one included once it is known.
@@ -1102,6 +1111,9 @@ impl<'s, L: Level> Profiler<'s, L> {
             self.reentered.fetch_add(1, Relaxed);
             return 0;
         };
+        if st.stopped {
+            return 0;
+        }
         let t = self.clock.now();
         let top = st.innermost();
         if st.in_call == 0 || self.mode == Mode::Region {
@@ -1181,25 +1193,42 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// [`NodeReport::timed_calls`].
     #[inline(always)]
     pub fn call_enter(&self, function: usize) -> CallStart {
+        match self.try_call_enter(function) {
+            Some(start) => start,
+            None => self.call_enter_general(function),
+        }
+    }
+
+    /// The hot path of [`Profiler::call_enter`] alone: `Some` if the call was counted there
+    /// (region mode, a function already called in the innermost region, not chosen for
+    /// timing), `None` (and nothing done) if it needs [`Profiler::call_enter`].
+    ///
+    /// Never panics and never allocates: a caller that must not unwind (the preload library's
+    /// C entry points) can call it outside `catch_unwind` and guard only the full entry.
+    #[inline(always)]
+    pub fn try_call_enter(&self, function: usize) -> Option<CallStart> {
+        if self.mode != Mode::Region || function >= self.functions.len() {
+            return None;
+        }
+        let mut st = self.state.try_borrow_mut().ok()?;
+        let st = &mut *st;
+        // `cur_base` is at most NO_BASE (usize::MAX / 2) and `function` is small: no overflow.
+        let fs = st.fn_stats.get_mut(st.cur_base + function)?;
+        if fs.calls < TIME_FIRST || fs.always_timed || st.countdown <= 1 {
+            return None;
+        }
+        fs.calls += 1;
+        st.countdown -= 1;
+        Some(CallStart::counted())
+    }
+
+    /// Every entry [`Profiler::try_call_enter`] does not take.
+    #[inline(never)]
+    fn call_enter_general(&self, function: usize) -> CallStart {
         let Ok(mut st) = self.state.try_borrow_mut() else {
             return self.reentry();
         };
-        let st = &mut *st;
-        if self.mode == Mode::Region
-            && function < self.functions.len()
-            && let Some(fs) = st.fn_stats.get_mut(st.cur_base + function)
-        {
-            fs.calls += 1;
-            if fs.calls > TIME_FIRST && !fs.always_timed {
-                st.countdown -= 1;
-                if st.countdown != 0 {
-                    return CallStart::counted();
-                }
-                st.countdown = st.interval();
-            }
-            return self.enter_timed(st, st.cur_base + function, function, false);
-        }
-        self.enter_general(st, function)
+        self.enter_general(&mut st, function)
     }
 
     /// Entry points that found the state in use (re-entrance from a callback).
@@ -1237,7 +1266,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// outside [`Config::functions`].
     #[inline(never)]
     fn enter_general(&self, st: &mut State<'s, L>, function: usize) -> CallStart {
-        if function >= self.functions.len() {
+        if function >= self.functions.len() || st.stopped {
             return CallStart::counted();
         }
         let slot = match st.fn_stats.get(st.cur_base + function) {
@@ -1355,26 +1384,38 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// Ends every open region and the root with a last sample, reads the per-element totals,
     /// frees every handle and registration, and returns what was measured.
     pub fn finish(self) -> Result<Report> {
-        let Profiler {
-            state,
-            clock,
-            mode,
-            events,
-            event_types,
-            registrations,
-            reentered,
-            ..
-        } = self;
-        let mut st = state.into_inner();
+        self.stop()
+    }
+
+    /// [`Profiler::finish`] through a shared reference: the report, after which the profiler
+    /// measures nothing (every entry point returns at once, [`Profiler::call_exit`] included)
+    /// and a second `stop` is an error. For a profiler that lives in a `static` or is shared
+    /// by reference with code that may still call it (the preload library's wrappers).
+    ///
+    /// An error ([`Error::InvalidValue`]) if the profiler is in use (called from one of its
+    /// own callbacks) or already stopped.
+    pub fn stop(&self) -> Result<Report> {
+        let Ok(mut guard) = self.state.try_borrow_mut() else {
+            return Err(Error::invalid_value("the profiler is in use"));
+        };
+        let st = &mut *guard;
+        if st.stopped {
+            return Err(Error::invalid_value("the profiler is stopped already"));
+        }
+        st.stopped = true;
+        let clock = &self.clock;
         // The last sample of each open region, innermost first, then its time.
         while let Some(top) = st.stack.last().map(|f| f.node) {
-            sample(&mut st, top);
+            sample(st, top);
             let t = clock.now();
             if let Some(f) = st.stack.pop() {
                 st.nodes[f.node as usize].ticks += t.saturating_sub(f.t0);
             }
         }
-        drop(registrations);
+        st.cur_base = NO_BASE;
+        if let Ok(mut r) = self.registrations.try_borrow_mut() {
+            r.clear();
+        }
         for fs in std::mem::take(&mut st.fn_stats) {
             if let Some(n) = st.nodes.get_mut(fs.node as usize) {
                 n.calls = fs.calls;
@@ -1393,14 +1434,14 @@ impl<'s, L: Level> Profiler<'s, L> {
                 st.mismatches
             ));
         }
-        let reentered = reentered.into_inner();
+        let reentered = self.reentered.load(Relaxed);
         if reentered > 0 {
             notes.push(format!(
                 "{reentered} entries into the profiler while it was busy (re-entrance) were not recorded"
             ));
         }
-        let ev_counts: Option<Arc<EventCounts>> = events;
-        if let Some(ev) = &ev_counts {
+        let ev_counts = self.events.as_deref();
+        if let Some(ev) = ev_counts {
             let o = ev.overflow.load(Relaxed);
             if o > 0 {
                 notes.push(format!(
@@ -1408,6 +1449,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                 ));
             }
         }
+        let event_types = self.event_types.clone();
         let nodes = st
             .nodes
             .iter()
@@ -1422,7 +1464,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                     .round() as u64,
                 timed_calls: n.timed,
                 metrics: n.metrics.clone(),
-                events: match &ev_counts {
+                events: match ev_counts {
                     Some(ev) if i < EVENT_NODES && n.kind == NodeKind::Region => (0..ev.types)
                         .map(|t| ev.counts[i * ev.types + t].load(Relaxed))
                         .collect(),
@@ -1432,13 +1474,13 @@ impl<'s, L: Level> Profiler<'s, L> {
             .collect();
         Ok(Report {
             root: st.nodes[0].name.to_string(),
-            mode,
+            mode: self.mode,
             clock: clock.name(),
             duration_ns,
-            columns: st.columns,
+            columns: std::mem::take(&mut st.columns),
             nodes,
-            elements: st.elements,
-            skipped: st.skipped,
+            elements: std::mem::take(&mut st.elements),
+            skipped: std::mem::take(&mut st.skipped),
             event_types,
             notes,
         })
@@ -1482,7 +1524,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                 b = b.on_event(level, move |_| c.count(t));
             }
             match b.register() {
-                Ok(r) => self.registrations.push(r),
+                Ok(r) => self.registrations.get_mut().push(r),
                 Err(e) => self.note(format!(
                     "event type {}: registration refused: {e}",
                     info.name

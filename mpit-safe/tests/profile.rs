@@ -389,3 +389,28 @@ fn nested_calls_are_timed_each() {
         assert!(send.time_ns >= 1_400_000, "{mode}: {}", send.time_ns);
     }
 }
+
+/// `stop` ends the profile through a shared reference: the report is the one `finish` gives,
+/// later entries change nothing (calls, regions, objects), and a second `stop` is an error.
+#[test]
+fn stop_through_a_shared_reference() {
+    let t = common::turn_after_init();
+    let s = t.mpit.session().unwrap();
+    let p = Profiler::new(&s, config(Mode::Region)).unwrap();
+    for _ in 0..40 {
+        let c = p.call_enter(0);
+        p.call_exit(c);
+    }
+    let r = p.stop().unwrap();
+    let (_, send) = node(&r, &["test", "MPI_Send"]);
+    assert_eq!(send.calls, 40);
+    // After stop: counted nowhere, no handles, no regions.
+    let c = p.call_enter(0);
+    assert!(!c.needs_exit());
+    p.call_exit(c);
+    assert!(p.try_call_enter(0).is_none());
+    p.begin("late");
+    assert_eq!(p.refresh().unwrap(), 0);
+    assert!(p.stop().is_err());
+    assert!(p.finish().is_err());
+}

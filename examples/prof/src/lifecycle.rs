@@ -322,11 +322,11 @@ fn create(settings: &Settings) -> mpit_safe::Result<Engine> {
 }
 
 /// Finishes the engine, gathers the profiles to rank 0 and writes them there.
-fn finish(engine: Engine) {
+fn finish(engine: &Engine) {
     let (rank, size) = world();
     progress(rank, "finishing");
     // The last sample: everything after this is the tool's own traffic.
-    let bytes = match engine.finish() {
+    let bytes = match engine.stop() {
         Ok(report) => {
             let mut profile = RankProfile::from_report(
                 &report,
