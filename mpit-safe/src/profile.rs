@@ -1681,38 +1681,44 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
                 continue;
             }
         };
-        match (&mut slot.track, &mut metrics[slot.column]) {
-            (Track::Delta(t), Metric::Delta { sum }) => *sum += t.observe(v),
-            (
-                Track::Watermark(t),
-                Metric::Watermark {
+        let Some(m) = metrics.get_mut(slot.column) else {
+            continue;
+        };
+        match &mut slot.track {
+            Track::Delta(t) => {
+                if let Metric::Delta { sum } = m {
+                    *sum += t.observe(v);
+                }
+            }
+            Track::Watermark(t) => {
+                if let Metric::Watermark {
                     changes,
                     amount,
                     last,
-                },
-            ) => {
-                if let Some(c) = t.observe(v) {
-                    *changes += 1;
-                    *amount += c;
+                } = m
+                {
+                    if let Some(c) = t.observe(v) {
+                        *changes += 1;
+                        *amount += c;
+                    }
+                    *last = Some(v);
                 }
-                *last = Some(v);
             }
-            (
-                _,
+            Track::Plain => match m {
                 Metric::Samples {
                     count,
                     min,
                     max,
                     sum,
-                },
-            ) => {
-                *count += 1;
-                *min = min.min(v);
-                *max = max.max(v);
-                *sum += v;
-            }
-            (_, Metric::Raw { last }) => *last = Some(v),
-            _ => {}
+                } => {
+                    *count += 1;
+                    *min = min.min(v);
+                    *max = max.max(v);
+                    *sum += v;
+                }
+                Metric::Raw { last } => *last = Some(v),
+                _ => {}
+            },
         }
     }
 }
