@@ -767,6 +767,9 @@ pub struct Profiler<'s, L: Level = Single> {
     mode: Mode,
     filter: Filter,
     functions: Vec<&'static str>,
+    /// Function indices the fast entry takes: `functions.len()` in region mode, 0 in call
+    /// mode (one comparison for both tests).
+    fast_functions: usize,
     clock: Clock,
     state: RefCell<State<'s, L>>,
     events: Option<Arc<EventCounts>>,
@@ -835,6 +838,10 @@ impl<'s, L: Level> Profiler<'s, L> {
             session,
             mode: config.mode,
             filter: config.filter,
+            fast_functions: match config.mode {
+                Mode::Region => config.functions.len(),
+                Mode::Call => 0,
+            },
             functions: config.functions,
             clock,
             state: RefCell::new(state),
@@ -1207,7 +1214,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// C entry points) can call it outside `catch_unwind` and guard only the full entry.
     #[inline(always)]
     pub fn try_call_enter(&self, function: usize) -> Option<CallStart> {
-        if self.mode != Mode::Region || function >= self.functions.len() {
+        if function >= self.fast_functions {
             return None;
         }
         let mut st = self.state.try_borrow_mut().ok()?;

@@ -30,8 +30,11 @@ pub(crate) type Engine = Profiler<'static>;
 /// `MPI_Init` (the owner): a static, not a thread-local, because a thread-local of a shared
 /// library costs two calls per access (`__tls_get_addr`), and every wrapped call makes one.
 struct Owned {
-    /// `pthread_self()` of the owner while an engine is installed, else 0.
+    /// The owner's thread id (see `me`) while an engine is installed, else 0.
     owner: AtomicUsize,
+    /// The owner's id while the wrappers may enter the engine (installed, not busy), else 0:
+    /// the hot path's one test for both.
+    gate: AtomicUsize,
     /// Set while the tool itself runs (object hooks, regions, the end): every wrapper
     /// entered meanwhile passes straight through to PMPI.
     busy: Cell<bool>,
@@ -41,14 +44,16 @@ struct Owned {
     prof: Cell<Option<&'static Engine>>,
 }
 
-// SAFETY: `busy` and `prof` (not `Sync`) are reached only through `Owned::mine`, which
-// returns them to the owner thread alone: one thread at a time ever touches them. The owner is
-// set by `install` on the owner thread after it wrote `prof` (and cleared by `take` on the same
-// thread before it empties `prof`); another thread never sees its own id there.
+// SAFETY: `busy` and `prof` (not `Sync`) are reached only through `Owned::mine` and
+// `Owned::open`, which return them to the owner thread alone: one thread at a time ever touches
+// them. The owner is set by `install` on the owner thread after it wrote `prof` (and cleared by
+// `take` on the same thread before it empties `prof`); `gate` holds 0 or the owner's id, set
+// only by the owner; another thread never sees its own id in either.
 unsafe impl Sync for Owned {}
 
 static OWNED: Owned = Owned {
     owner: AtomicUsize::new(0),
+    gate: AtomicUsize::new(0),
     busy: Cell::new(false),
     prof: Cell::new(None),
 };
@@ -81,6 +86,25 @@ impl Owned {
     #[inline(always)]
     fn mine(&self) -> Option<(&Cell<bool>, &Cell<Option<&'static Engine>>)> {
         (self.owner.load(Acquire) == me()).then_some((&self.busy, &self.prof))
+    }
+
+    /// The engine, if the calling thread owns it and the tool is not running (the hot path:
+    /// one comparison).
+    #[inline(always)]
+    fn open(&self) -> Option<&'static Engine> {
+        if self.gate.load(Relaxed) == me() {
+            self.prof.get()
+        } else {
+            None
+        }
+    }
+
+    /// Sets the re-entrancy flag (owner thread only: `busy` from `mine`) and the gate with
+    /// it; returns the flag's previous value.
+    fn set_busy(&self, busy: &Cell<bool>, to: bool) -> bool {
+        self.gate
+            .store(if to { 0 } else { self.owner.load(Relaxed) }, Release);
+        busy.replace(to)
     }
 }
 
@@ -145,21 +169,24 @@ pub(crate) fn call<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
 /// `catch_unwind`.
 #[inline(always)]
 fn enter(function: usize) -> CallStart {
-    let Some((busy, prof)) = OWNED.mine() else {
-        if ACTIVE.load(Relaxed) {
-            FOREIGN_CALLS.fetch_add(1, Relaxed);
-        }
-        return CallStart::default();
-    };
-    if busy.get() {
-        return CallStart::default();
-    }
-    match prof.get() {
+    match OWNED.open() {
         Some(p) => match p.try_call_enter(function) {
             Some(start) => start,
             None => enter_slow(p, function),
         },
-        None => CallStart::default(),
+        None => {
+            passed_through();
+            CallStart::default()
+        }
+    }
+}
+
+/// A call that did not enter the engine: counted if another thread made it while the engine
+/// was active.
+#[inline(never)]
+fn passed_through() {
+    if ACTIVE.load(Relaxed) && OWNED.owner.load(Relaxed) != me() {
+        FOREIGN_CALLS.fetch_add(1, Relaxed);
     }
 }
 
@@ -187,7 +214,7 @@ fn exit(start: CallStart) {
 /// value. (Other threads, and every thread while no engine is installed, pass through the
 /// wrappers anyway.)
 pub(crate) fn set_busy(busy: bool) -> bool {
-    OWNED.mine().is_some_and(|(b, _)| b.replace(busy))
+    OWNED.mine().is_some_and(|(b, _)| OWNED.set_busy(b, busy))
 }
 
 /// Runs `f` with the engine if the calling thread owns it, with the re-entrancy flag set (the
@@ -202,9 +229,9 @@ pub(crate) fn with_engine<R>(f: impl FnOnce(&Engine) -> R) -> Option<R> {
         return None;
     }
     let p = prof.get()?;
-    busy.set(true);
+    OWNED.set_busy(busy, true);
     let r = guarded(|| f(p));
-    busy.set(false);
+    OWNED.set_busy(busy, false);
     r
 }
 
@@ -223,7 +250,7 @@ pub(crate) fn install(engine: Engine) -> bool {
         return false;
     };
     prof.set(Some(Box::leak(Box::new(engine))));
-    busy.set(false);
+    OWNED.set_busy(busy, false);
     ACTIVE.store(true, Relaxed);
     true
 }
@@ -232,7 +259,7 @@ pub(crate) fn install(engine: Engine) -> bool {
 /// every call passes through. The caller stops it ([`Profiler::stop`]).
 pub(crate) fn take() -> Option<&'static Engine> {
     let (busy, prof) = OWNED.mine()?;
-    busy.set(true);
+    OWNED.set_busy(busy, true);
     let taken = prof.take();
     OWNED.owner.store(0, Release);
     ACTIVE.store(false, Relaxed);
