@@ -652,8 +652,9 @@ fn read_one<L: Level>(h: &DynPvarHandle<'_, L>, lane: Lane) -> Result<f64> {
 }
 
 /// Reads a handle's elements through the scratch buffer of its lane: the sum, and the elements
-/// into `out` when given.
-#[inline(always)]
+/// into `out` when given. Out of line: the sampling loop then keeps no scratch buffer in
+/// registers for the one-element handles, most of them.
+#[inline(never)]
 fn read_sum<L: Level>(
     h: &DynPvarHandle<'_, L>,
     lane: Lane,
@@ -1385,7 +1386,9 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// Reads every handle and attributes the change since the previous sample to `node`.
     #[inline(always)]
     fn sample_into(&self, st: &mut State<'s, L>, node: u32) {
-        sample(st, node)
+        if !st.slots.is_empty() {
+            sample(st, node)
+        }
     }
 
     /// Ends every open region and the root with a last sample, reads the per-element totals,
@@ -1718,9 +1721,15 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
                     max,
                     sum,
                 } => {
+                    // Comparisons, not f64::min/max (their NaN handling is a dozen
+                    // instructions a handle): a NaN read leaves both as they are either way.
                     *count += 1;
-                    *min = min.min(v);
-                    *max = max.max(v);
+                    if v < *min {
+                        *min = v;
+                    }
+                    if v > *max {
+                        *max = v;
+                    }
                     *sum += v;
                 }
                 Metric::Raw { last } => *last = Some(v),
