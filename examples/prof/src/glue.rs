@@ -2,9 +2,10 @@
 //! called `MPI_Init`, the re-entrancy guard, the object registry, and the counters
 //! the wrappers keep outside the engine.
 //!
-//! Hot path ([`call`], around every wrapped call, inlined into each wrapper): an owner-thread
-//! test (`pthread_self`, no thread-local), a flag test, a load of the engine's address, the
-//! engine's panic-free fast entry ([`Profiler::try_call_enter`]); the full entry and the exit
+//! Hot path ([`call`], around every wrapped call, inlined into each wrapper): one comparison of
+//! the gate word with the thread pointer (owner and re-entrancy at once; no thread-local, no
+//! call), a load of the engine's address, the engine's panic-free fast entry
+//! ([`Profiler::try_call_enter`]); the full entry and the exit
 //! (where the engine has work there) out of line, under [`catch_unwind`]: a panic disables the
 //! profiler and never reaches the C caller. No allocation, no lock.
 
@@ -151,9 +152,9 @@ pub(crate) fn disable(why: &str) {
 /// call) between the engine's call entry and exit, on the engine's thread when the tool is
 /// not running; straight through otherwise.
 ///
-/// The entry and the exit are separate functions, one copy each for every wrapper, each with
-/// one thread-local access; the exit runs only when the engine has something to do there
-/// (timed calls, call mode): most short calls in region mode make one access in all.
+/// The entry's fast path is inlined into the wrapper; the exit is out of line and runs only
+/// when the engine has something to do there (timed calls, call mode): most short calls in
+/// region mode never leave the wrapper but for the `PMPI_` call.
 #[inline(always)]
 pub(crate) fn call<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
     let start = enter(function);
