@@ -1196,8 +1196,8 @@ impl<'s, L: Level> Profiler<'s, L> {
     ///
     /// The hot path (region mode, a function already called in this region, not chosen for
     /// timing): one `RefCell` borrow, one table entry found by one addition (the innermost
-    /// region's block of per-function counts), a count and a countdown. One call in
-    /// [`TIME_ONE_IN`] on average (after each pair's first [`TIME_FIRST`]) reads the clock; see
+    /// region's block of per-function counts), a count and a countdown. One call in 16 on
+    /// average (after each pair's first 4) reads the clock; see
     /// [`NodeReport::timed_calls`].
     #[inline(always)]
     pub fn call_enter(&self, function: usize) -> CallStart {
