@@ -609,7 +609,9 @@ impl Scratch {
     }
 }
 
-/// Per-class state of one handle between samples.
+/// Per-class state of one handle between samples. An explicit tag byte: the sampling loop
+/// tests it with one comparison (a niche in the trackers took seven instructions a handle).
+#[repr(u8)]
 enum Track {
     Delta(DeltaTracker<f64>),
     Watermark(WatermarkTracker<f64>),
@@ -640,6 +642,10 @@ fn read_one<L: Level>(h: &DynPvarHandle<'_, L>, lane: Lane) -> Result<f64> {
             Ok(b[0] as f64)
         }};
     }
+    // Counters and timers are mostly `unsigned long long`: a test before the jump table.
+    if let Lane::U64 = lane {
+        return lane!(u64);
+    }
     match lane {
         Lane::I32 => lane!(i32),
         Lane::U32 => lane!(u32),
@@ -664,7 +670,14 @@ fn read_sum<L: Level>(
 ) -> Result<f64> {
     macro_rules! lane {
         ($buf:ident) => {{
-            let buf = &mut s.$buf[..n];
+            // A buffer shorter than `n` (never: scratch grows with the handles) is refused
+            // by `read_raw`, not sliced: the sampling loop never panics.
+            let all = &mut s.$buf;
+            let buf = if all.len() >= n {
+                &mut all[..n]
+            } else {
+                &mut all[..]
+            };
             h.read_raw(buf)?;
             let mut sum = 0.0;
             for &x in buf.iter() {
@@ -839,10 +852,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             session,
             mode: config.mode,
             filter: config.filter,
-            fast_functions: match config.mode {
-                Mode::Region => config.functions.len(),
-                Mode::Call => 0,
-            },
+            fast_functions: config.functions.len(),
             functions: config.functions,
             clock,
             state: RefCell::new(state),
@@ -1221,13 +1231,66 @@ impl<'s, L: Level> Profiler<'s, L> {
         let mut st = self.state.try_borrow_mut().ok()?;
         let st = &mut *st;
         // `cur_base` is at most NO_BASE (usize::MAX / 2) and `function` is small: no overflow.
-        let fs = st.fn_stats.get_mut(st.cur_base + function)?;
+        let slot = st.cur_base + function;
+        let fs = st.fn_stats.get_mut(slot)?;
         if fs.calls < TIME_FIRST || fs.always_timed || st.countdown <= 1 {
             return None;
+        }
+        // Call mode without handles has nothing to read: it counts like region mode.
+        if self.mode == Mode::Call && !st.slots.is_empty() {
+            return self.call_mode_enter(st, slot);
         }
         fs.calls += 1;
         st.countdown -= 1;
         Some(CallStart::counted())
+    }
+
+    /// [`Profiler::try_call_enter`] in [`Mode::Call`], out of line (the sampling loop stays
+    /// out of the callers): a counted call not chosen for timing, with a sample at entry.
+    /// Outermost calls only: a call from a callback inside a call goes the general way, and
+    /// so does its exit.
+    #[inline(never)]
+    fn call_mode_enter(&self, st: &mut State<'s, L>, slot: usize) -> Option<CallStart> {
+        if st.in_call != 0 {
+            return None;
+        }
+        let fs = st.fn_stats.get_mut(slot)?;
+        fs.calls += 1;
+        st.countdown -= 1;
+        st.in_call = 1;
+        let top = st.innermost();
+        // Inlined here and in the exit's hot path: one prologue a sample, not two.
+        sample_body(st, top);
+        Some(CallStart::new(slot, false, true, true, 0))
+    }
+
+    /// The exit's hot path: `true` if it did all of [`Profiler::call_exit`]'s work (a call
+    /// not chosen for timing: in [`Mode::Call`] the sample attributed to the function),
+    /// `false` (and nothing done) if it needs `call_exit`.
+    ///
+    /// Never panics and never allocates, like [`Profiler::try_call_enter`].
+    #[inline]
+    pub fn try_call_exit(&self, start: CallStart) -> bool {
+        if !start.needs_exit() {
+            return true;
+        }
+        if start.timed() {
+            return false;
+        }
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            return false;
+        };
+        let st = &mut *st;
+        let Some(node) = st.fn_stats.get(start.slot()).map(|fs| fs.node) else {
+            return false;
+        };
+        if self.mode == Mode::Call {
+            st.in_call = st.in_call.saturating_sub(1);
+        }
+        if start.sampled() {
+            sample_body(st, node);
+        }
+        true
     }
 
     /// Every entry [`Profiler::try_call_enter`] does not take.
@@ -1341,7 +1404,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// nothing done) unless [`CallStart::needs_exit`].
     #[inline(always)]
     pub fn call_exit(&self, start: CallStart) {
-        if start.needs_exit() {
+        if !self.try_call_exit(start) {
             self.exit_slow(start);
         }
     }
@@ -1669,22 +1732,33 @@ impl<'s, L: Level> State<'s, L> {
 }
 
 /// Reads every handle and attributes the change since the previous sample to `node`.
-#[inline]
+#[inline(never)]
 fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
+    sample_body(st, node)
+}
+
+/// [`sample`], inlined into the two hot paths of call mode (the entry and the exit of a
+/// call not chosen for timing).
+#[inline(always)]
+fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let State {
         slots,
         scratch,
         nodes,
         ..
     } = st;
-    let metrics = &mut nodes[node as usize].metrics;
+    let Some(n) = nodes.get_mut(node as usize) else {
+        return;
+    };
+    let metrics = &mut n.metrics;
     for slot in slots.iter_mut() {
-        let read = if slot.count == 1 {
+        // The read's `Result` is a temporary of this statement: dropped here, not kept on the
+        // stack to the end of the iteration.
+        let v = match if slot.count == 1 {
             read_one(&slot.handle, slot.lane)
         } else {
             read_sum(&slot.handle, slot.lane, slot.count, scratch, None)
-        };
-        let v = match read {
+        } {
             Ok(v) => v,
             Err(_) => {
                 slot.failures += 1;
@@ -1694,48 +1768,59 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
         let Some(m) = metrics.get_mut(slot.column) else {
             continue;
         };
-        match &mut slot.track {
-            Track::Delta(t) => {
-                if let Metric::Delta { sum } = m {
-                    *sum += t.observe(v);
-                }
-            }
-            Track::Watermark(t) => {
-                if let Metric::Watermark {
-                    changes,
-                    amount,
-                    last,
-                } = m
-                {
-                    if let Some(c) = t.observe(v) {
-                        *changes += 1;
-                        *amount += c;
-                    }
-                    *last = Some(v);
-                }
-            }
-            Track::Plain => match m {
-                Metric::Samples {
-                    count,
-                    min,
-                    max,
-                    sum,
-                } => {
-                    // Comparisons, not f64::min/max (their NaN handling is a dozen
-                    // instructions a handle): a NaN read leaves both as they are either way.
-                    *count += 1;
-                    if v < *min {
-                        *min = v;
-                    }
-                    if v > *max {
-                        *max = v;
-                    }
-                    *sum += v;
-                }
-                Metric::Raw { last } => *last = Some(v),
-                _ => {}
-            },
+        // Deltas (counters, timers, aggregates: most variables) inline, the rest out of line.
+        if let (Track::Delta(t), Metric::Delta { sum }) = (&mut slot.track, &mut *m) {
+            *sum += t.observe(v);
+        } else {
+            observe_other(&mut slot.track, m, v);
         }
+    }
+}
+
+/// [`sample`]'s attribution of a value to a metric for the classes other than deltas.
+#[inline(never)]
+fn observe_other(track: &mut Track, m: &mut Metric, v: f64) {
+    match track {
+        Track::Delta(t) => {
+            if let Metric::Delta { sum } = m {
+                *sum += t.observe(v);
+            }
+        }
+        Track::Watermark(t) => {
+            if let Metric::Watermark {
+                changes,
+                amount,
+                last,
+            } = m
+            {
+                if let Some(c) = t.observe(v) {
+                    *changes += 1;
+                    *amount += c;
+                }
+                *last = Some(v);
+            }
+        }
+        Track::Plain => match m {
+            Metric::Samples {
+                count,
+                min,
+                max,
+                sum,
+            } => {
+                // Comparisons, not f64::min/max (their NaN handling is a dozen instructions):
+                // a NaN read leaves both as they are either way.
+                *count += 1;
+                if v < *min {
+                    *min = v;
+                }
+                if v > *max {
+                    *max = v;
+                }
+                *sum += v;
+            }
+            Metric::Raw { last } => *last = Some(v),
+            _ => {}
+        },
     }
 }
 

@@ -205,6 +205,7 @@ fn enter_slow(p: &Engine, function: usize) -> CallStart {
 fn exit(start: CallStart) {
     if let Some((_, prof)) = OWNED.mine()
         && let Some(p) = prof.get()
+        && !p.try_call_exit(start)
         && catch_unwind(AssertUnwindSafe(|| p.call_exit(start))).is_err()
     {
         disable("an internal error (panic)");
