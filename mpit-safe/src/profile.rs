@@ -642,10 +642,6 @@ fn read_one<L: Level>(h: &DynPvarHandle<'_, L>, lane: Lane) -> Result<f64> {
             Ok(b[0] as f64)
         }};
     }
-    // Counters and timers are mostly `unsigned long long`: a test before the jump table.
-    if let Lane::U64 = lane {
-        return lane!(u64);
-    }
     match lane {
         Lane::I32 => lane!(i32),
         Lane::U32 => lane!(u32),
