@@ -43,36 +43,78 @@ pub struct CvarHandle<'a, T, L: Level = crate::level::Single> {
     handle: RawCvarHandle<'a, L>,
     count: usize,
     info: CvarInfo,
-    /// Reading crashes the implementation once MPI is initialised ([`crashes_after_init`]).
-    hazard: bool,
+    /// What a known implementation bug makes of reads and writes ([`Hazard::of`]).
+    hazard: Hazard,
     _borrow: Borrow<'a, L, T>,
 }
 
-/// Open MPI 4.1.4 reads freed memory in `MPI_T_cvar_read` of some integer and boolean
-/// variables of components that `MPI_Init` closes while their variables stay registered:
-/// - the UCX common library's and each UCX component's (`opal_common_ucx_verbose`,
-///   `osc_ucx_progress_iterations`, `pml_ucx_opal_mem_hooks`, ...: nine here, when UCX is not
-///   selected): a segfault on every read after `MPI_Init` (found with `mpit-list`);
-/// - the OFI ones' `verbose` (`opal_common_ofi_verbose`, `btl_ofi_verbose`, `mtl_ofi_verbose`):
-///   a segfault after `MPI_Init` when the variables were listed before it (found by
-///   `mpit-conform`'s sweep; reproduced through this API by `mpit.cvars()` before `MPI_Init`,
-///   then a read after it), otherwise a read of freed memory that happens to return 0.
-///
-/// The string ones read fine.
-fn crashes_after_init(info: &CvarInfo) -> bool {
-    let name = info.name.as_bytes();
-    crate::quirks::applies(&crate::quirks::OPEN_MPI_CLOSED_COMPONENT_CVARS)
-        && info.datatype != Datatype::Char
-        && (["verbose", "progress_iterations", "opal_mem_hooks"]
-            .iter()
-            .any(|v| name.ends_with(format!("_ucx_{v}").as_bytes()))
-            || name.ends_with(b"_ofi_verbose"))
+/// What a known implementation bug makes of a control variable's reads and writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hazard {
+    /// None known: calls go through.
+    None,
+    /// Open MPI 4.1.4 reads freed memory in `MPI_T_cvar_read` of some integer and boolean
+    /// variables of components that `MPI_Init` closes while their variables stay registered:
+    /// - the UCX common library's and each UCX component's (`opal_common_ucx_verbose`,
+    ///   `osc_ucx_progress_iterations`, `pml_ucx_opal_mem_hooks`, ...: nine here, when UCX is
+    ///   not selected): a segfault on every read after `MPI_Init` (found with `mpit-list`);
+    /// - the OFI ones' `verbose` (`opal_common_ofi_verbose`, `btl_ofi_verbose`,
+    ///   `mtl_ofi_verbose`): a segfault after `MPI_Init` when the variables were listed before
+    ///   it (found by `mpit-conform`'s sweep; reproduced through this API by `mpit.cvars()`
+    ///   before `MPI_Init`, then a read after it), otherwise a read of freed memory that
+    ///   happens to return 0.
+    ///
+    /// The string ones read fine. Reads and writes are refused once MPI is initialised.
+    ClosedComponent,
+    /// Open MPI 5.0's storage in a dead stack frame
+    /// ([`OPEN_MPI_DANGLING_CVAR_STORAGE`](crate::quirks::OPEN_MPI_DANGLING_CVAR_STORAGE)):
+    /// found by `writes_follow_the_scope` (a read after writing the value read returned
+    /// another). Reads and writes are always refused.
+    DanglingStorage,
 }
 
-/// Whether `MPI_Init` has been called: only asked for the handles [`crashes_after_init`]
-/// marks, so out of line.
-#[cold]
-#[inline(never)]
+impl Hazard {
+    fn of(info: &CvarInfo) -> Hazard {
+        use crate::quirks::{
+            OPEN_MPI_CLOSED_COMPONENT_CVARS, OPEN_MPI_DANGLING_CVAR_STORAGE, applies,
+        };
+        let name = info.name.as_bytes();
+        if applies(&OPEN_MPI_CLOSED_COMPONENT_CVARS)
+            && info.datatype != Datatype::Char
+            && (["verbose", "progress_iterations", "opal_mem_hooks"]
+                .iter()
+                .any(|v| name.ends_with(format!("_ucx_{v}").as_bytes()))
+                || name.ends_with(b"_ofi_verbose"))
+        {
+            Hazard::ClosedComponent
+        } else if applies(&OPEN_MPI_DANGLING_CVAR_STORAGE)
+            && (name == b"mpi_ft_verbose"
+                || (name == b"mpi_ft_enable" && info.scope == mpit_core::Scope::Constant))
+        {
+            Hazard::DanglingStorage
+        } else {
+            Hazard::None
+        }
+    }
+
+    /// `Err(KnownCrash)` where a call on the variable must not be made now.
+    #[cold]
+    #[inline(never)]
+    fn check(self) -> Result<()> {
+        match self {
+            Hazard::None => Ok(()),
+            Hazard::ClosedComponent if !mpi_initialized()? => Ok(()),
+            Hazard::ClosedComponent => Err(Error::KnownCrash(
+                &crate::quirks::OPEN_MPI_CLOSED_COMPONENT_CVARS,
+            )),
+            Hazard::DanglingStorage => Err(Error::KnownCrash(
+                &crate::quirks::OPEN_MPI_DANGLING_CVAR_STORAGE,
+            )),
+        }
+    }
+}
+
+/// Whether `MPI_Init` has been called (or finalized).
 fn mpi_initialized() -> Result<bool> {
     Ok(ffi::initialized()? || ffi::finalized()?)
 }
@@ -105,7 +147,7 @@ impl<L: Level> Mpit<L> {
         Ok(CvarHandle {
             handle,
             count,
-            hazard: crashes_after_init(&info),
+            hazard: Hazard::of(&info),
             info,
             _borrow: PhantomData,
         })
@@ -156,15 +198,16 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
 
     #[inline(always)]
     fn read_raw<U: Scalar>(&self, buf: &mut [U]) -> Result<()> {
-        if self.hazard && mpi_initialized()? {
-            return Err(Error::KnownCrash(
-                &crate::quirks::OPEN_MPI_CLOSED_COMPONENT_CVARS,
-            ));
+        if self.hazard != Hazard::None {
+            self.hazard.check()?;
         }
         ffi::cvar_read(&self.handle, buf)
     }
 
     fn write_raw<U: Scalar>(&self, buf: &[U]) -> Result<()> {
+        if self.hazard != Hazard::None {
+            self.hazard.check()?;
+        }
         ffi::cvar_write(&self.handle, buf)
     }
 

@@ -88,13 +88,27 @@ pub static MPICH_MPI_T_AFTER_FINALIZE: Quirk = Quirk {
 
 /// Open MPI 4.1 reads freed memory in `MPI_T_cvar_read` of the integer variables of UCX and
 /// OFI components that `MPI_Init` closes while their variables stay registered (a segfault on
-/// every read after `MPI_Init`). [`CvarHandle`](crate::CvarHandle) reads refuse them then.
+/// every read after `MPI_Init`). [`CvarHandle`](crate::CvarHandle) reads and writes refuse them then.
 pub static OPEN_MPI_CLOSED_COMPONENT_CVARS: Quirk = Quirk {
     id: "open-mpi-closed-component-cvar-read",
     vendor: Vendor::OpenMpi,
     versions: between((4, 0), (5, 0)),
     summary: "Open MPI 4.1 reads freed memory (and may segfault) reading this UCX or OFI \
               component variable after MPI_Init",
+};
+
+/// Open MPI 5.0 registers `mpi_ft_verbose` with a local variable of `ompi_mpi_register_params`
+/// as its storage, so the handle points into a stack frame that is gone: a read returns
+/// whatever the stack holds there now (21911, 32540, ... measured; the registered value is 0),
+/// and a write stores into another frame of the thread that initialised MPI, or into a freed
+/// thread stack. [`CvarHandle`](crate::CvarHandle) reads and writes refuse it. The same code
+/// makes `mpi_ft_enable` a local in builds without ULFM (scope `CONSTANT` there), refused too.
+pub static OPEN_MPI_DANGLING_CVAR_STORAGE: Quirk = Quirk {
+    id: "open-mpi-dangling-cvar-storage",
+    vendor: Vendor::OpenMpi,
+    versions: since(5, 0),
+    summary: "Open MPI 5.0 gives this control variable a dead stack slot as storage: reads \
+              return garbage and writes corrupt a stack",
 };
 
 /// Open MPI 4.1 segfaults (in libpsm2's `psm2_mq_get_stats`) allocating a handle for the PSM2
@@ -145,6 +159,7 @@ pub static MPICH_DEQUEUED_EVENT_DATA: Quirk = Quirk {
 pub static QUIRKS: &[&Quirk] = &[
     &MPICH_MPI_T_AFTER_FINALIZE,
     &OPEN_MPI_CLOSED_COMPONENT_CVARS,
+    &OPEN_MPI_DANGLING_CVAR_STORAGE,
     &OPEN_MPI_PSM2_PVAR_HANDLES,
     &OPEN_MPI_INFO_OUTSIDE_INIT,
     &MPICH_EVENT_ENUMTYPE,

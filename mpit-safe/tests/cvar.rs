@@ -28,16 +28,21 @@ fn every_unbound_cvar_reads() {
     // The only acceptable refusal is a value the implementation returned that is not a value
     // of the datatype (Open MPI returns 202, 181, ... for the MPI_C_BOOL
     // `pml_ucx_multi_send_nb` when UCX is not in use): a typed error instead of a wrong `bool`.
+    // The other: a variable a quirk guard refuses (Open MPI 5's `mpi_ft_verbose`, whose storage
+    // is a dead stack slot).
     let unexpected: Vec<_> = failed
         .iter()
-        .filter(|(_, e)| !matches!(e, Error::InvalidValue(_)))
+        .filter(|(_, e)| !matches!(e, Error::InvalidValue(_) | Error::KnownCrash(_)))
         .collect();
     assert!(
         unexpected.is_empty(),
         "reads of unbound cvars failed: {unexpected:?}"
     );
     for (name, e) in &failed {
-        eprintln!("finding: {name}: the implementation returned an invalid value: {e}");
+        match e {
+            Error::KnownCrash(q) => eprintln!("finding: {name}: refused by the guard {}", q.id),
+            _ => eprintln!("finding: {name}: the implementation returned an invalid value: {e}"),
+        }
     }
 }
 
@@ -158,7 +163,7 @@ fn wrong_counts_are_typed_errors() {
 fn writes_follow_the_scope() {
     let t = turn();
     let cvars = t.mpit.cvars().unwrap();
-    let (mut ok, mut refused, mut other) = (0, 0, Vec::new());
+    let (mut ok, mut refused, mut guarded, mut other) = (0, 0, Vec::new(), Vec::new());
     for v in cvars
         .entries
         .iter()
@@ -168,7 +173,15 @@ fn writes_follow_the_scope() {
         if h.count() != 1 {
             continue;
         }
-        let before = h.read().unwrap();
+        let before = match h.read() {
+            Ok(v) => v,
+            Err(Error::KnownCrash(q)) => {
+                assert!(matches!(h.write(0), Err(Error::KnownCrash(p)) if p.id == q.id));
+                guarded.push(format!("{}: {}", v.name, q.id));
+                continue;
+            }
+            Err(e) => panic!("{}: {e}", v.name),
+        };
         match h.write(before) {
             Ok(()) => {
                 assert_eq!(h.read().unwrap(), before, "{}: read after write", v.name);
@@ -190,7 +203,10 @@ fn writes_follow_the_scope() {
             Err(e) => other.push(format!("{} ({}): {e:?}", v.name, v.scope)),
         }
     }
-    eprintln!("writes accepted {ok}, refused as set-not-now/never {refused}, other {other:?}");
+    eprintln!(
+        "writes accepted {ok}, refused as set-not-now/never {refused}, refused by a quirk guard \
+         {guarded:?}, other {other:?}"
+    );
     if !other.is_empty() {
         eprintln!("finding: refusals outside the standard's two classes: {other:?}");
     }
@@ -211,7 +227,9 @@ fn a_write_takes_effect() {
         if h.count() != 1 {
             continue;
         }
-        let old = h.read().unwrap();
+        let Ok(old) = h.read() else {
+            continue; // refused by a quirk guard
+        };
         let new = old.wrapping_add(1);
         if h.write(new).is_err() {
             continue;

@@ -35,7 +35,12 @@ fn concurrent_queries_and_reads_agree() {
                         for &i in &ints {
                             let h = mpit.cvar_handle::<i32>(i).unwrap();
                             if h.count() == 1 {
-                                sum += i64::from(h.read().unwrap());
+                                match h.read() {
+                                    Ok(v) => sum += i64::from(v),
+                                    // Open MPI 5's `mpi_ft_verbose` (a dead stack slot).
+                                    Err(Error::KnownCrash(_)) => {}
+                                    Err(e) => panic!("cvar {i}: {e}"),
+                                }
                             }
                         }
                         for v in mpit.pvars().unwrap().entries {

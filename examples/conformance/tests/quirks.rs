@@ -305,6 +305,93 @@ fn open_mpi_closed_component_cvars() {
     }
 }
 
+/// Fills 256 KiB of the stack below the caller's frame with `0xA5`: whatever a returned
+/// call left there is overwritten.
+#[inline(never)]
+fn paint_stack() {
+    let buf = [0xA5u8; 256 * 1024];
+    std::hint::black_box(&buf);
+}
+
+/// Open MPI 5's `mpi_ft_verbose`, whose storage is a local of the function that registered it:
+/// read after the stack below the caller has been overwritten.
+#[test]
+fn open_mpi_dangling_cvar_storage() {
+    const TEST: &str = "open_mpi_dangling_cvar_storage";
+    const NAME: &str = "mpi_ft_verbose";
+    match scenario().as_deref() {
+        Some("raw") => {
+            raw_t_init();
+            let name = std::ffi::CString::new(NAME).unwrap();
+            let mut index = 0;
+            // SAFETY: NUL-terminated name; valid out-pointer.
+            if unsafe { sys::MPI_T_cvar_get_index(name.as_ptr(), &mut index) } != sys::MPI_SUCCESS {
+                println!("raw: ok (no {NAME})");
+                return;
+            }
+            println!("material: {NAME}");
+            let (mut handle, mut count) = (sys::MPI_T_CVAR_HANDLE_NULL, 0);
+            // SAFETY: valid index; the variable is unbound (null object).
+            let rc = unsafe {
+                sys::MPI_T_cvar_handle_alloc(index, std::ptr::null_mut(), &mut handle, &mut count)
+            };
+            assert_eq!(rc, sys::MPI_SUCCESS);
+            paint_stack();
+            let mut v = [0i64; 4];
+            // SAFETY: an int variable of count 1; the buffer holds more. What is under test is
+            // where the implementation reads from.
+            let rc = unsafe { sys::MPI_T_cvar_read(handle, v.as_mut_ptr().cast()) };
+            assert_eq!(rc, sys::MPI_SUCCESS);
+            let got = v[0] as i32;
+            // 0 is the value registered (unless the environment sets it).
+            let registered: i32 = std::env::var("OMPI_MCA_mpi_ft_verbose")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            if got == registered {
+                println!("raw: ok (read {got}, the registered value)");
+            } else {
+                println!(
+                    "raw: read {got} ({got:#x}) after the stack was painted with 0xA5, not the \
+                     registered {registered}: the storage is not the variable's"
+                );
+                std::process::exit(3);
+            }
+        }
+        Some("safe") => {
+            let mpit = Mpit::init().unwrap();
+            match mpit.cvar_index(NAME).unwrap() {
+                Some(i) => {
+                    println!("material: {NAME}");
+                    let h = mpit.cvar_handle::<i32>(i).unwrap();
+                    let read = refused_or_ok(h.read(), "read");
+                    let write = refused_or_ok(h.write(0), "write");
+                    assert_eq!(
+                        read.is_none(),
+                        write.is_none(),
+                        "read and write guarded alike"
+                    );
+                }
+                None => {
+                    // Let through elsewhere: the first unbound int cvar reads.
+                    let cvars = mpit.cvars().unwrap();
+                    let v = cvars
+                        .entries
+                        .iter()
+                        .find(|v| {
+                            v.bind == mpit_safe::Bind::NoObject
+                                && v.datatype == mpit_safe::Datatype::Int
+                        })
+                        .expect("an unbound int cvar");
+                    let h = mpit.cvar_handle::<i32>(v.index).unwrap();
+                    refused_or_ok(h.read(), &v.name.to_string());
+                }
+            }
+        }
+        _ => prove(TEST, &quirks::OPEN_MPI_DANGLING_CVAR_STORAGE, Some(NAME)),
+    }
+}
+
 /// An event type's enumtype used as an enumeration (MPICH built with events).
 #[test]
 fn mpich_event_enumtype() {
@@ -414,6 +501,7 @@ fn the_table_is_complete_and_unique() {
         quirks::OPEN_MPI_INFO_OUTSIDE_INIT.id,
         quirks::OPEN_MPI_PSM2_PVAR_HANDLES.id,
         quirks::OPEN_MPI_CLOSED_COMPONENT_CVARS.id,
+        quirks::OPEN_MPI_DANGLING_CVAR_STORAGE.id,
         quirks::MPICH_EVENT_ENUMTYPE.id,
         quirks::MPICH_DEQUEUED_EVENT_DATA.id,
     ];
