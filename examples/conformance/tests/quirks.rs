@@ -67,6 +67,28 @@ fn raw_t_init() {
     assert_eq!(rc, sys::MPI_SUCCESS, "MPI_T_init_thread");
 }
 
+/// The raw child's side of a cvar quirk: MPI_T initialised and a handle on the unbound
+/// variable `name`, `material: name` printed; `None` (and `raw: ok`) where there is no such
+/// variable.
+fn raw_cvar_handle(name: &str) -> Option<sys::MPI_T_cvar_handle> {
+    raw_t_init();
+    let c_name = std::ffi::CString::new(name).unwrap();
+    let mut index = 0;
+    // SAFETY: NUL-terminated name; valid out-pointer.
+    if unsafe { sys::MPI_T_cvar_get_index(c_name.as_ptr(), &mut index) } != sys::MPI_SUCCESS {
+        println!("raw: ok (no {name})");
+        return None;
+    }
+    println!("material: {name}");
+    let (mut handle, mut count) = (sys::MPI_T_CVAR_HANDLE_NULL, 0);
+    // SAFETY: valid index; the variable is unbound (null object).
+    let rc = unsafe {
+        sys::MPI_T_cvar_handle_alloc(index, std::ptr::null_mut(), &mut handle, &mut count)
+    };
+    assert_eq!(rc, sys::MPI_SUCCESS);
+    Some(handle)
+}
+
 /// Checks one quirk's two children: `raw` must fail exactly where the quirk applies, `safe`
 /// must succeed everywhere and print `refused: <id>` exactly where it applies.
 fn prove(test: &str, quirk: &Quirk, material: Option<&str>) {
@@ -261,21 +283,9 @@ fn open_mpi_closed_component_cvars() {
     const NAME: &str = "opal_common_ucx_verbose";
     match scenario().as_deref() {
         Some("raw") => {
-            raw_t_init();
-            let name = std::ffi::CString::new(NAME).unwrap();
-            let mut index = 0;
-            // SAFETY: NUL-terminated name; valid out-pointer.
-            if unsafe { sys::MPI_T_cvar_get_index(name.as_ptr(), &mut index) } != sys::MPI_SUCCESS {
-                println!("raw: ok (no {NAME})");
+            let Some(handle) = raw_cvar_handle(NAME) else {
                 return;
-            }
-            println!("material: {NAME}");
-            let (mut handle, mut count) = (sys::MPI_T_CVAR_HANDLE_NULL, 0);
-            // SAFETY: valid index; the variable is unbound (null object).
-            let rc = unsafe {
-                sys::MPI_T_cvar_handle_alloc(index, std::ptr::null_mut(), &mut handle, &mut count)
             };
-            assert_eq!(rc, sys::MPI_SUCCESS);
             init_mpi();
             let mut v = [0i64; 4];
             // SAFETY: an int variable of count 1; the buffer holds more.
@@ -321,21 +331,9 @@ fn open_mpi_dangling_cvar_storage() {
     const NAME: &str = "mpi_ft_verbose";
     match scenario().as_deref() {
         Some("raw") => {
-            raw_t_init();
-            let name = std::ffi::CString::new(NAME).unwrap();
-            let mut index = 0;
-            // SAFETY: NUL-terminated name; valid out-pointer.
-            if unsafe { sys::MPI_T_cvar_get_index(name.as_ptr(), &mut index) } != sys::MPI_SUCCESS {
-                println!("raw: ok (no {NAME})");
+            let Some(handle) = raw_cvar_handle(NAME) else {
                 return;
-            }
-            println!("material: {NAME}");
-            let (mut handle, mut count) = (sys::MPI_T_CVAR_HANDLE_NULL, 0);
-            // SAFETY: valid index; the variable is unbound (null object).
-            let rc = unsafe {
-                sys::MPI_T_cvar_handle_alloc(index, std::ptr::null_mut(), &mut handle, &mut count)
             };
-            assert_eq!(rc, sys::MPI_SUCCESS);
             paint_stack();
             let mut v = [0i64; 4];
             // SAFETY: an int variable of count 1; the buffer holds more. What is under test is
