@@ -89,6 +89,15 @@ fn raw_cvar_handle(name: &str) -> Option<sys::MPI_T_cvar_handle> {
     Some(handle)
 }
 
+/// A raw read of a one-element integer cvar: the return code and the first 8 bytes.
+fn raw_cvar_read(handle: sys::MPI_T_cvar_handle) -> (std::ffi::c_int, i64) {
+    let mut v = [0i64; 4];
+    // SAFETY: a live handle on a variable of count 1 and at most 8 bytes; the buffer holds
+    // more. What the quirk tests exercise is where the implementation reads from.
+    let rc = unsafe { sys::MPI_T_cvar_read(handle, v.as_mut_ptr().cast()) };
+    (rc, v[0])
+}
+
 /// Checks one quirk's two children: `raw` must fail exactly where the quirk applies, `safe`
 /// must succeed everywhere and print `refused: <id>` exactly where it applies.
 fn prove(test: &str, quirk: &Quirk, material: Option<&str>) {
@@ -287,13 +296,8 @@ fn open_mpi_closed_component_cvars() {
                 return;
             };
             init_mpi();
-            let mut v = [0i64; 4];
-            // SAFETY: an int variable of count 1; the buffer holds more.
-            let rc = unsafe { sys::MPI_T_cvar_read(handle, v.as_mut_ptr().cast()) };
-            println!(
-                "raw: ok (read after MPI_Init returned {rc}, value {})",
-                v[0]
-            );
+            let (rc, v) = raw_cvar_read(handle);
+            println!("raw: ok (read after MPI_Init returned {rc}, value {v})");
         }
         Some("safe") => {
             let mpit = Mpit::init().unwrap();
@@ -335,12 +339,9 @@ fn open_mpi_dangling_cvar_storage() {
                 return;
             };
             paint_stack();
-            let mut v = [0i64; 4];
-            // SAFETY: an int variable of count 1; the buffer holds more. What is under test is
-            // where the implementation reads from.
-            let rc = unsafe { sys::MPI_T_cvar_read(handle, v.as_mut_ptr().cast()) };
+            let (rc, v) = raw_cvar_read(handle);
             assert_eq!(rc, sys::MPI_SUCCESS);
-            let got = v[0] as i32;
+            let got = v as i32;
             // 0 is the value registered (unless the environment sets it).
             let registered: i32 = std::env::var("OMPI_MCA_mpi_ft_verbose")
                 .ok()
