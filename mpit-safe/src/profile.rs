@@ -19,7 +19,7 @@
 //!   metrics; a region's inclusive figure is the sum over its subtree).
 //! - **Derived metrics** per class (spec 003 §0.3-0.5, [`DerivedMetric`]): deltas for counters,
 //!   aggregates and timers ([`DeltaTracker`]: a drop is a reset), change count and amount for
-//!   watermarks ([`WatermarkTracker`]), count/min/max/sum of the samples for levels, sizes and
+//!   watermarks ([`WatermarkTracker`](mpit_core::WatermarkTracker)), count/min/max/sum of the samples for levels, sizes and
 //!   percentages, the last value for states and generic variables. A variable of several
 //!   elements contributes the sum of its elements; its per-element totals over the run are in
 //!   [`Report::elements`] (one row of a communication matrix for per-peer variables).
@@ -59,13 +59,14 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use mpit_core::{
-    Bind, Datatype, DeltaTracker, DerivedMetric, Error, PvarClass, PvarInfo, Result, Scalar,
-    Verbosity, Watermark, WatermarkTracker,
+    Bind, Datatype, DeltaTracker, DerivedMetric, Error, MetricValue, PvarClass, PvarInfo, Result,
+    Scalar, Verbosity,
 };
 
+use crate::ffi::{self, RawPvarHandle};
 use crate::init::level::{Level, Single};
 use crate::object::RawObject;
-use crate::session::{DynPvarHandle, Session};
+use crate::session::Session;
 
 /// When performance variables are read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -553,7 +554,7 @@ impl FnStat {
 }
 
 /// How a handle's elements are read: the Rust type of the variable's datatype.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Lane {
     I32,
     U32,
@@ -609,48 +610,86 @@ impl Scratch {
     }
 }
 
-/// Per-class state of one handle between samples. An explicit tag byte: the sampling loop
-/// tests it with one comparison (a niche in the trackers took seven instructions a handle).
+/// How a sample updates a variable's metric: its derived metric, with a watermark's
+/// direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
-enum Track {
-    Delta(DeltaTracker<f64>),
-    Watermark(WatermarkTracker<f64>),
-    Plain,
+enum Kind {
+    /// Counters, timers, aggregates: [`Metric::Delta`].
+    Delta,
+    /// High watermarks: [`Metric::Watermark`], moving up.
+    Up,
+    /// Low watermarks: [`Metric::Watermark`], moving down.
+    Down,
+    /// Levels, sizes, percentages: [`Metric::Samples`].
+    Samples,
+    /// States, generic: [`Metric::Raw`].
+    Raw,
 }
 
-struct Slot<'s, L: Level> {
-    handle: DynPvarHandle<'s, L>,
-    column: usize,
+impl Kind {
+    fn of(class: PvarClass) -> Kind {
+        match class.derived_metric() {
+            DerivedMetric::Delta => Kind::Delta,
+            DerivedMetric::WatermarkChange if class == PvarClass::LowWatermark => Kind::Down,
+            DerivedMetric::WatermarkChange => Kind::Up,
+            DerivedMetric::Sampled => Kind::Samples,
+            DerivedMetric::Raw => Kind::Raw,
+        }
+    }
+}
+
+/// The element types of [`Lane`] as `f64`.
+trait Element: Scalar {
+    fn as_f64(self) -> f64;
+}
+
+macro_rules! element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            #[inline(always)]
+            fn as_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+element!(i32, u32, i64, u64, f64, u8, i16);
+
+/// A run of probes of one lane and kind, one element each (`multi`: several elements, any lane
+/// and kind, read one by one through the scratch buffers).
+#[derive(Clone, Debug)]
+struct Group {
     lane: Lane,
-    count: usize,
-    track: Track,
+    kind: Kind,
+    multi: bool,
+    probes: std::ops::Range<usize>,
+}
+
+/// A handle as the sampling loop sees it: the handle and what a sample of it needs, 56 bytes,
+/// walked contiguously (the handle's other state is in its [`Slot`], at the same index).
+struct Probe<'s, L: Level> {
+    handle: RawPvarHandle<'s, L>,
+    /// The previous value of a counter, timer, aggregate or watermark: deltas and moves are
+    /// measured from it. NaN before a watermark's first value.
+    last: f64,
+    /// Index of the variable's column (its metric in each node).
+    column: u32,
+    /// Elements; those of more than one are read through the scratch buffers, out of line.
+    count: u32,
+    /// Reads that failed.
+    failures: u32,
+    lane: Lane,
+    kind: Kind,
+}
+
+/// The rest of a handle's state, off the sampling loop's path.
+struct Slot {
     /// The object it is bound to ((kind, bits); `None` for unbound) and its label.
     object: Option<(Bind, u64)>,
     label: Box<str>,
     /// Per-element values at allocation (handles of several elements).
     first: Vec<f64>,
-    failures: u64,
-}
-
-/// Reads a handle of one element (most of them) as `f64`: no buffer, no loop.
-#[inline(always)]
-fn read_one<L: Level>(h: &DynPvarHandle<'_, L>, lane: Lane) -> Result<f64> {
-    macro_rules! lane {
-        ($t:ty) => {{
-            let mut b: [$t; 1] = [0 as $t];
-            h.read_raw(&mut b)?;
-            Ok(b[0] as f64)
-        }};
-    }
-    match lane {
-        Lane::I32 => lane!(i32),
-        Lane::U32 => lane!(u32),
-        Lane::I64 => lane!(i64),
-        Lane::U64 => lane!(u64),
-        Lane::F64 => lane!(f64),
-        Lane::U8 => lane!(u8),
-        Lane::I16 => lane!(i16),
-    }
 }
 
 /// Reads a handle's elements through the scratch buffer of its lane: the sum, and the elements
@@ -658,7 +697,7 @@ fn read_one<L: Level>(h: &DynPvarHandle<'_, L>, lane: Lane) -> Result<f64> {
 /// registers for the one-element handles, most of them.
 #[inline(never)]
 fn read_sum<L: Level>(
-    h: &DynPvarHandle<'_, L>,
+    h: &RawPvarHandle<'_, L>,
     lane: Lane,
     n: usize,
     s: &mut Scratch,
@@ -667,14 +706,14 @@ fn read_sum<L: Level>(
     macro_rules! lane {
         ($buf:ident) => {{
             // A buffer shorter than `n` (never: scratch grows with the handles) is refused
-            // by `read_raw`, not sliced: the sampling loop never panics.
+            // by the read, not sliced: the sampling loop never panics.
             let all = &mut s.$buf;
             let buf = if all.len() >= n {
                 &mut all[..n]
             } else {
                 &mut all[..]
             };
-            h.read_raw(buf)?;
+            ffi::pvar_read(h, buf)?;
             let mut sum = 0.0;
             for &x in buf.iter() {
                 let v = x as f64;
@@ -716,7 +755,11 @@ struct State<'s, L: Level> {
     by_index: Vec<u32>,
     bound: Vec<(Bind, Bound)>,
     objects: Vec<(RawObject, Box<str>)>,
-    slots: Vec<Slot<'s, L>>,
+    /// The handles, in the sampling loop's order, and the rest of each at the same index.
+    probes: Vec<Probe<'s, L>>,
+    slots: Vec<Slot>,
+    /// The sampling loop's runs of `probes` ([`State::replan`]).
+    groups: Vec<Group>,
     scratch: Scratch,
     skipped: Vec<Skipped>,
     elements: Vec<Elements>,
@@ -826,7 +869,9 @@ impl<'s, L: Level> Profiler<'s, L> {
             by_index: Vec::new(),
             bound: Vec::new(),
             objects: Vec::new(),
+            probes: Vec::new(),
             slots: Vec::new(),
+            groups: Vec::new(),
             scratch: Scratch::default(),
             skipped: Vec::new(),
             elements: Vec::new(),
@@ -953,7 +998,11 @@ impl<'s, L: Level> Profiler<'s, L> {
         }
         // A column none of whose handles could be allocated stays in the report (a bound
         // variable may get objects later); unbound ones refused are listed as skipped.
-        Ok(st.slots.len() - before)
+        let added = st.slots.len() - before;
+        if added > 0 {
+            st.replan();
+        }
+        Ok(added)
     }
 
     /// Allocates (and starts) one handle; a refusal is recorded as skipped.
@@ -997,24 +1046,12 @@ impl<'s, L: Level> Profiler<'s, L> {
             st.columns[column].started = true;
         }
         st.columns[column].handles += 1;
-        let count = handle.count();
+        let (handle, count) = handle.into_raw();
         st.scratch.grow(count);
         let Some(lane) = Lane::of(info.datatype) else {
             return;
         };
-        let track = match info.class.derived_metric() {
-            DerivedMetric::Delta => Track::Delta(DeltaTracker::new()),
-            DerivedMetric::WatermarkChange => Track::Watermark(WatermarkTracker::new(
-                if info.class == PvarClass::LowWatermark {
-                    Watermark::Low
-                } else {
-                    Watermark::High
-                },
-            )),
-            _ => Track::Plain,
-        };
         let mut first = Vec::new();
-        let mut failures = 0;
         // The baseline: what the handle holds at allocation is not the program's doing.
         let base = read_sum(
             &handle,
@@ -1023,28 +1060,32 @@ impl<'s, L: Level> Profiler<'s, L> {
             &mut st.scratch,
             (count > 1).then_some(&mut first),
         );
-        let track = match (track, base) {
-            (Track::Delta(_), Ok(b)) => Track::Delta(DeltaTracker::starting_at(b)),
-            (Track::Watermark(mut w), Ok(b)) => {
-                w.observe(b);
-                Track::Watermark(w)
-            }
-            (t, Err(_)) => {
-                failures += 1;
-                t
-            }
-            (t, Ok(_)) => t,
+        let (last, failures) = match base {
+            Ok(b) if b.is_trackable() => (b, 0),
+            // A counter without a baseline counts from 0; a watermark starts at its first.
+            Ok(_) => (f64::NAN, 0),
+            Err(_) => (f64::NAN, 1),
         };
-        st.slots.push(Slot {
+        let last = if info.class.derived_metric() == DerivedMetric::Delta && last.is_nan() {
+            0.0
+        } else {
+            last
+        };
+        st.probes.push(Probe {
             handle,
-            column,
+            last,
+            column: column as u32,
+            // Handles are allocated by the thousand at most: `count` fits (else it reads as
+            // several elements through `read_sum`, which refuses a short buffer).
+            count: u32::try_from(count).unwrap_or(u32::MAX),
+            failures,
             lane,
-            count,
-            track,
+            kind: Kind::of(info.class),
+        });
+        st.slots.push(Slot {
             object: (obj.bind() != Bind::NoObject).then(|| obj.identity()),
             label: label.into(),
             first,
-            failures,
         });
     }
 
@@ -1079,7 +1120,11 @@ impl<'s, L: Level> Profiler<'s, L> {
         for (index, column) in wanted {
             self.allocate(&mut st, index, column, obj, label);
         }
-        Ok(st.slots.len() - before)
+        let added = st.slots.len() - before;
+        if added > 0 {
+            st.replan();
+        }
+        Ok(added)
     }
 
     /// Frees the handles bound to `obj` (call before the object is freed), after a last
@@ -1100,11 +1145,13 @@ impl<'s, L: Level> Profiler<'s, L> {
         while i < st.slots.len() {
             if st.slots[i].object == Some(id) {
                 let slot = st.slots.swap_remove(i);
-                st.retire(slot);
+                let probe = st.probes.swap_remove(i);
+                st.retire(probe, slot);
             } else {
                 i += 1;
             }
         }
+        st.replan();
     }
 
     /// Enters region `name` inside the innermost one; it ends when the guard is dropped
@@ -1233,7 +1280,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             return None;
         }
         // Call mode without handles has nothing to read: it counts like region mode.
-        if self.mode == Mode::Call && !st.slots.is_empty() {
+        if self.mode == Mode::Call && !st.probes.is_empty() {
             return self.call_mode_enter(st, slot);
         }
         fs.calls += 1;
@@ -1445,7 +1492,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// Reads every handle and attributes the change since the previous sample to `node`.
     #[inline(always)]
     fn sample_into(&self, st: &mut State<'s, L>, node: u32) {
-        if !st.slots.is_empty() {
+        if !st.probes.is_empty() {
             sample(st, node)
         }
     }
@@ -1493,8 +1540,10 @@ impl<'s, L: Level> Profiler<'s, L> {
             }
         }
         let (ns_per_tick, duration_ns) = clock.calibrate();
-        for slot in std::mem::take(&mut st.slots) {
-            st.retire(slot);
+        st.groups.clear();
+        let probes = std::mem::take(&mut st.probes);
+        for (probe, slot) in probes.into_iter().zip(std::mem::take(&mut st.slots)) {
+            st.retire(probe, slot);
         }
         let mut notes = std::mem::take(&mut st.notes);
         if st.mismatches > 0 {
@@ -1685,39 +1734,72 @@ impl<'s, L: Level> State<'s, L> {
         c
     }
 
+    /// Orders the probes (and their slots) by group and rebuilds the groups: after handles
+    /// came or went. Probes pushed since the last plan are not sampled until it runs.
+    fn replan(&mut self) {
+        let probes = std::mem::take(&mut self.probes);
+        let slots = std::mem::take(&mut self.slots);
+        let mut pairs: Vec<(Probe<'s, L>, Slot)> = probes.into_iter().zip(slots).collect();
+        // Stable: within a group, the order of allocation.
+        pairs.sort_by_key(|(p, _)| (p.count != 1, p.lane, p.kind));
+        self.groups.clear();
+        for (i, (p, s)) in pairs.into_iter().enumerate() {
+            let multi = p.count != 1;
+            match self.groups.last_mut() {
+                Some(g) if g.multi == multi && (multi || (g.lane, g.kind) == (p.lane, p.kind)) => {
+                    g.probes.end = i + 1
+                }
+                _ => self.groups.push(Group {
+                    lane: p.lane,
+                    kind: p.kind,
+                    multi,
+                    probes: i..i + 1,
+                }),
+            }
+            self.probes.push(p);
+            self.slots.push(s);
+        }
+    }
+
     /// A handle leaves: its per-element totals are kept, failures noted, the handle freed.
-    fn retire(&mut self, slot: Slot<'s, L>) {
-        if slot.failures > 0 {
+    fn retire(&mut self, probe: Probe<'s, L>, slot: Slot) {
+        let column = probe.column as usize;
+        let Some(col) = self.columns.get(column) else {
+            return;
+        };
+        if probe.failures > 0 {
             self.notes.push(format!(
                 "{}{}: {} read(s) failed",
-                self.columns[slot.column].info.name,
+                col.info.name,
                 if slot.label.is_empty() {
                     String::new()
                 } else {
                     format!(" on {}", slot.label)
                 },
-                slot.failures
+                probe.failures
             ));
         }
-        if slot.count > 1 {
-            let mut values = Vec::with_capacity(slot.count);
+        let delta = col.metric == DerivedMetric::Delta;
+        let count = probe.count as usize;
+        if count > 1 {
+            let mut values = Vec::with_capacity(count);
             if read_sum(
-                &slot.handle,
-                slot.lane,
-                slot.count,
+                &probe.handle,
+                probe.lane,
+                count,
                 &mut self.scratch,
                 Some(&mut values),
             )
             .is_ok()
             {
-                if matches!(slot.track, Track::Delta(_)) && slot.first.len() == values.len() {
+                if delta && slot.first.len() == values.len() {
                     for (v, f) in values.iter_mut().zip(&slot.first) {
                         // As DeltaTracker: a drop below the start is a reset.
                         *v = DeltaTracker::starting_at(*f).observe(*v);
                     }
                 }
                 self.elements.push(Elements {
-                    column: slot.column,
+                    column,
                     object: slot.label.to_string(),
                     values,
                 });
@@ -1735,10 +1817,16 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 
 /// [`sample`], inlined into the two hot paths of call mode (the entry and the exit of a
 /// call not chosen for timing).
+///
+/// The probes are grouped by lane and kind ([`State::replan`]): each group is one loop with
+/// no dispatch, whose body for a counter, timer or aggregate (most variables) is the read, a
+/// compare, a subtraction and an addition. A counter's reset and the rarer kinds go out of
+/// line.
 #[inline(always)]
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let State {
-        slots,
+        probes,
+        groups,
         scratch,
         nodes,
         ..
@@ -1746,78 +1834,194 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let Some(n) = nodes.get_mut(node as usize) else {
         return;
     };
-    let metrics = &mut n.metrics;
-    for slot in slots.iter_mut() {
-        // The read's `Result` is a temporary of this statement: dropped here, not kept on the
-        // stack to the end of the iteration.
-        let v = match if slot.count == 1 {
-            read_one(&slot.handle, slot.lane)
-        } else {
-            read_sum(&slot.handle, slot.lane, slot.count, scratch, None)
-        } {
-            Ok(v) => v,
-            Err(_) => {
-                slot.failures += 1;
-                continue;
-            }
-        };
-        let Some(m) = metrics.get_mut(slot.column) else {
+    let metrics = &mut n.metrics[..];
+    for g in groups.iter() {
+        let Some(ps) = probes.get_mut(g.probes.clone()) else {
             continue;
         };
-        // Deltas (counters, timers, aggregates: most variables) inline, the rest out of line.
-        if let (Track::Delta(t), Metric::Delta { sum }) = (&mut slot.track, &mut *m) {
-            *sum += t.observe(v);
-        } else {
-            observe_other(&mut slot.track, m, v);
+        if g.multi {
+            sample_multi(ps, scratch, metrics);
+            continue;
+        }
+        match g.lane {
+            Lane::I32 => sample_run::<i32, L>(ps, g.kind, metrics),
+            Lane::U32 => sample_run::<u32, L>(ps, g.kind, metrics),
+            Lane::I64 => sample_run::<i64, L>(ps, g.kind, metrics),
+            Lane::U64 => sample_run::<u64, L>(ps, g.kind, metrics),
+            Lane::F64 => sample_run::<f64, L>(ps, g.kind, metrics),
+            Lane::U8 => sample_run::<u8, L>(ps, g.kind, metrics),
+            Lane::I16 => sample_run::<i16, L>(ps, g.kind, metrics),
         }
     }
 }
 
-/// [`sample`]'s attribution of a value to a metric for the classes other than deltas.
-#[inline(never)]
-fn observe_other(track: &mut Track, m: &mut Metric, v: f64) {
-    match track {
-        Track::Delta(t) => {
-            if let Metric::Delta { sum } = m {
-                *sum += t.observe(v);
-            }
-        }
-        Track::Watermark(t) => {
-            if let Metric::Watermark {
-                changes,
-                amount,
-                last,
-            } = m
-            {
-                if let Some(c) = t.observe(v) {
-                    *changes += 1;
-                    *amount += c;
+/// Samples a group of one-element probes of lane `T` and kind `kind`: one loop per kind, each
+/// with its rule inline (a counter's reset out of line).
+#[inline(always)]
+fn sample_run<T: Element + Default, L: Level>(
+    ps: &mut [Probe<'_, L>],
+    kind: Kind,
+    metrics: &mut [Metric],
+) {
+    macro_rules! each {
+        (|$p:ident, $v:ident, $m:ident| $body:expr) => {
+            for $p in ps {
+                let Some($v) = read_probe::<T, L>($p) else {
+                    continue;
+                };
+                if let Some($m) = metrics.get_mut($p.column as usize) {
+                    $body
                 }
-                *last = Some(v);
             }
-        }
-        Track::Plain => match m {
-            Metric::Samples {
-                count,
-                min,
-                max,
-                sum,
-            } => {
-                // Comparisons, not f64::min/max (their NaN handling is a dozen instructions):
-                // a NaN read leaves both as they are either way.
-                *count += 1;
-                if v < *min {
-                    *min = v;
-                }
-                if v > *max {
-                    *max = v;
-                }
-                *sum += v;
-            }
-            Metric::Raw { last } => *last = Some(v),
-            _ => {}
-        },
+        };
     }
+    match kind {
+        Kind::Delta => each!(|p, v, m| if let Metric::Delta { sum } = m {
+            add_delta(&mut p.last, sum, v)
+        }),
+        Kind::Up | Kind::Down => each!(|p, v, m| if let Metric::Watermark {
+            changes,
+            amount,
+            last,
+        } = m
+        {
+            add_watermark(&mut p.last, kind, changes, amount, last, v)
+        }),
+        Kind::Samples => each!(|p, v, m| if let Metric::Samples {
+            count,
+            min,
+            max,
+            sum,
+        } = m
+        {
+            add_sample(count, min, max, sum, v)
+        }),
+        Kind::Raw => each!(|p, v, m| if let Metric::Raw { last } = m {
+            *last = Some(v)
+        }),
+    }
+}
+
+/// Samples the probes of several elements: their sums, read through the scratch buffers.
+#[inline(never)]
+fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], scratch: &mut Scratch, metrics: &mut [Metric]) {
+    for p in ps {
+        match read_sum(&p.handle, p.lane, p.count as usize, scratch, None) {
+            Ok(v) => {
+                if let Some(m) = metrics.get_mut(p.column as usize) {
+                    observe(&mut p.last, p.kind, m, v);
+                }
+            }
+            Err(_) => p.failures = p.failures.saturating_add(1),
+        }
+    }
+}
+
+/// Reads a one-element probe of lane `T` as `f64`; a failure is counted.
+#[inline(always)]
+fn read_probe<T: Element + Default, L: Level>(p: &mut Probe<'_, L>) -> Option<f64> {
+    let mut b = [T::default()];
+    match ffi::pvar_read(&p.handle, &mut b) {
+        Ok(()) => Some(b[0].as_f64()),
+        Err(_) => {
+            read_failed(p);
+            None
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn read_failed<L: Level>(p: &mut Probe<'_, L>) {
+    p.failures = p.failures.saturating_add(1);
+}
+
+/// Attributes value `v` of a variable of kind `kind` whose previous value was `last` to its
+/// metric `m` (the sampling loop's rules, for the probes of several elements and the tests).
+/// The rules are `mpit_core`'s trackers' ([`DeltaTracker`],
+/// [`WatermarkTracker`](mpit_core::WatermarkTracker)), kept on one `last` value; a test checks
+/// them against the trackers.
+fn observe(last: &mut f64, kind: Kind, m: &mut Metric, v: f64) {
+    match m {
+        Metric::Delta { sum } => add_delta(last, sum, v),
+        Metric::Watermark {
+            changes,
+            amount,
+            last: seen,
+        } => add_watermark(last, kind, changes, amount, seen, v),
+        Metric::Samples {
+            count,
+            min,
+            max,
+            sum,
+        } => add_sample(count, min, max, sum, v),
+        Metric::Raw { last } => *last = Some(v),
+    }
+}
+
+/// A counter's, timer's or aggregate's read: the delta since `prev` added to `sum`.
+#[inline(always)]
+fn add_delta(prev: &mut f64, sum: &mut f64, v: f64) {
+    // Did not drop: `v >= prev` also rules out NaN, and `prev` is finite and non-negative, so
+    // only +inf needs the second test.
+    if v >= *prev && v < f64::INFINITY {
+        *sum += v - *prev;
+        *prev = v;
+    } else {
+        add_delta_reset(prev, sum, v);
+    }
+}
+
+/// [`add_delta`] of a value below the last one (a reset since: restarted at 0) or one that
+/// cannot be tracked (ignored).
+#[cold]
+#[inline(never)]
+fn add_delta_reset(prev: &mut f64, sum: &mut f64, v: f64) {
+    if v.is_trackable() {
+        *sum += if v >= *prev { v - *prev } else { v };
+        *prev = v;
+    }
+}
+
+/// A watermark's read: a move in its direction since `prev` is a change; the first value
+/// (`prev` NaN) is the baseline, and a move against the direction a reset (the new baseline).
+#[inline(always)]
+fn add_watermark(
+    prev: &mut f64,
+    kind: Kind,
+    changes: &mut u64,
+    amount: &mut f64,
+    last: &mut Option<f64>,
+    v: f64,
+) {
+    if v.is_trackable() {
+        let moved = if kind == Kind::Down {
+            *prev - v
+        } else {
+            v - *prev
+        };
+        if moved > 0.0 {
+            *changes += 1;
+            *amount += moved;
+        }
+        *prev = v;
+    }
+    *last = Some(v);
+}
+
+/// A level's sample: count, minimum, maximum and sum.
+#[inline(always)]
+fn add_sample(count: &mut u64, min: &mut f64, max: &mut f64, sum: &mut f64, v: f64) {
+    // Comparisons, not f64::min/max (their NaN handling is a dozen instructions): a NaN read
+    // leaves both as they are either way.
+    *count += 1;
+    if v < *min {
+        *min = v;
+    }
+    if v > *max {
+        *max = v;
+    }
+    *sum += v;
 }
 
 /// Ends regions back to a depth, for guards.
@@ -1832,6 +2036,66 @@ impl<L: Level> EndTo for Profiler<'_, L> {
             Err(_) => {
                 self.reentered.fetch_add(1, Relaxed);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mpit_core::{Watermark, WatermarkTracker};
+    use proptest::prelude::*;
+
+    /// Reads as MPI may return them: counts that rise and drop (resets), and the values a
+    /// double variable can hold that no tracker may count (NaN, infinities, negatives, -0.0).
+    fn reads() -> impl Strategy<Value = Vec<f64>> {
+        let read = prop_oneof![
+            8 => (0u32..1000).prop_map(f64::from),
+            2 => 0.0..1e9f64,
+            1 => Just(f64::NAN),
+            1 => Just(f64::INFINITY),
+            1 => Just(f64::NEG_INFINITY),
+            1 => Just(-0.0),
+            1 => -1e6..0.0f64,
+        ];
+        proptest::collection::vec(read, 0..64)
+    }
+
+    proptest! {
+        /// MPI-4.1 §16.3.7: a counter, timer or aggregate only grows until it is reset (to 0);
+        /// the sampling loop's sum of deltas is `DeltaTracker`'s total, for any baseline.
+        #[test]
+        fn deltas_follow_delta_tracker(base in 0u32..1000, vs in reads()) {
+            let mut t = DeltaTracker::starting_at(f64::from(base));
+            let (mut last, mut m) = (f64::from(base), Metric::zero(DerivedMetric::Delta));
+            for &v in &vs {
+                t.observe(v);
+                observe(&mut last, Kind::Delta, &mut m, v);
+            }
+            prop_assert_eq!(m, Metric::Delta { sum: t.total() });
+        }
+
+        /// MPI-4.1 §16.3.7: a high (low) watermark only moves up (down) until it is reset; the
+        /// changes and their amount are `WatermarkTracker`'s, the first value the baseline.
+        #[test]
+        fn watermarks_follow_watermark_tracker(low in any::<bool>(), vs in reads()) {
+            let (kind, wm) = if low {
+                (Kind::Down, Watermark::Low)
+            } else {
+                (Kind::Up, Watermark::High)
+            };
+            let mut t = WatermarkTracker::new(wm);
+            let (mut last, mut m) = (f64::NAN, Metric::zero(DerivedMetric::WatermarkChange));
+            for &v in &vs {
+                t.observe(v);
+                observe(&mut last, kind, &mut m, v);
+            }
+            let Metric::Watermark { changes, amount, last: seen } = m else {
+                panic!("not a watermark metric: {m:?}");
+            };
+            prop_assert_eq!(changes, t.changes());
+            prop_assert_eq!(amount, t.cumulative_change());
+            prop_assert_eq!(seen.map(f64::to_bits), vs.last().map(|v| v.to_bits()));
         }
     }
 }

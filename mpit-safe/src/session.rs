@@ -200,7 +200,7 @@ impl<'m, L: Level> Session<'m, L> {
     }
 }
 
-impl<T, L: Level> PvarHandle<'_, T, L> {
+impl<'s, T, L: Level> PvarHandle<'s, T, L> {
     /// The number of elements for the bound object.
     pub fn count(&self) -> usize {
         self.count
@@ -266,6 +266,12 @@ impl<T, L: Level> PvarHandle<'_, T, L> {
     #[inline(always)]
     pub(crate) fn read_raw<U: Scalar>(&self, buf: &mut [U]) -> Result<()> {
         ffi::pvar_read(&self.handle, buf)
+    }
+
+    /// The handle without its information, and its count (the profiler keeps many and reads
+    /// them in a tight loop: 32 bytes each instead of the information's few hundred).
+    pub(crate) fn into_raw(self) -> (RawPvarHandle<'s, L>, usize) {
+        (self.handle, self.count)
     }
 
     #[inline(always)]
