@@ -232,26 +232,6 @@ pub enum Metric {
     },
 }
 
-impl Metric {
-    fn zero(metric: DerivedMetric) -> Metric {
-        match metric {
-            DerivedMetric::Delta => Metric::Delta { sum: 0.0 },
-            DerivedMetric::WatermarkChange => Metric::Watermark {
-                changes: 0,
-                amount: 0.0,
-                last: None,
-            },
-            DerivedMetric::Sampled => Metric::Samples {
-                count: 0,
-                min: f64::INFINITY,
-                max: f64::NEG_INFINITY,
-                sum: 0.0,
-            },
-            DerivedMetric::Raw => Metric::Raw { last: None },
-        }
-    }
-}
-
 /// A node of the profile's call tree with its exclusive metrics.
 #[derive(Clone, Debug)]
 pub struct NodeReport {
@@ -518,12 +498,32 @@ struct Node {
     ticks: u64,
     /// Calls whose time was measured (all of them for regions).
     timed: u64,
-    metrics: Vec<Metric>,
+    /// Functions: ticks of the first [`TIME_FIRST`] calls, part of `ticks`.
+    first_ticks: u64,
+    /// The metrics' accumulators, each column's at its `State::layout` offset.
+    acc: Vec<f64>,
     /// Region children, searched by name.
     regions: Vec<u32>,
     /// Regions: where this region's block of [`FnStat`]s (one per function) starts in
     /// `State::fn_stats` ([`NO_BASE`] until the first call in it).
     fn_base: usize,
+}
+
+impl Node {
+    /// The ticks of all calls, estimated where not all were timed: the first [`TIME_FIRST`]
+    /// (always timed: often slower, lazy binding, connection setup) as measured, the others
+    /// from the random sample of them that was timed (unbiased).
+    fn estimated_ticks(&self) -> f64 {
+        let firsts = self.timed.min(TIME_FIRST);
+        let (ticks, first) = (self.ticks as f64, self.first_ticks as f64);
+        if self.calls <= self.timed {
+            ticks
+        } else if self.timed > firsts {
+            first + (ticks - first) * (self.calls - firsts) as f64 / (self.timed - firsts) as f64
+        } else {
+            ticks * self.calls as f64 / self.timed.max(1) as f64
+        }
+    }
 }
 
 /// `Node::fn_base` of a region without calls yet: far enough from any index that adding a
@@ -537,6 +537,8 @@ struct FnStat {
     calls: u64,
     ticks: u64,
     timed: u64,
+    /// Ticks of the first [`TIME_FIRST`] timed calls (the always timed ones), part of `ticks`.
+    first_ticks: u64,
     /// The function's node (`NONE` until its first call).
     node: u32,
     /// Calls long enough on average that measuring each costs nothing worth saving.
@@ -548,6 +550,7 @@ impl FnStat {
         calls: 0,
         ticks: 0,
         timed: 0,
+        first_ticks: 0,
         node: NONE,
         always_timed: false,
     };
@@ -555,6 +558,7 @@ impl FnStat {
 
 /// How a handle's elements are read: the Rust type of the variable's datatype.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
 enum Lane {
     I32,
     U32,
@@ -628,6 +632,41 @@ enum Kind {
 }
 
 impl Kind {
+    /// The accumulators of a metric of this kind in a node's `acc`, in order:
+    /// - delta: sum;
+    /// - watermark: changes, amount, whether a value was seen, the last value;
+    /// - samples: count, min, max, sum;
+    /// - raw: whether a value was seen, the last value.
+    fn zero(self) -> &'static [f64] {
+        match self {
+            Kind::Delta => &[0.0],
+            Kind::Up | Kind::Down => &[0.0; 4],
+            Kind::Samples => &[0.0, f64::INFINITY, f64::NEG_INFINITY, 0.0],
+            Kind::Raw => &[0.0; 2],
+        }
+    }
+
+    /// The metric from the accumulators `a` (of [`Kind::zero`]'s length).
+    fn metric(self, a: &[f64]) -> Metric {
+        let at = |i: usize| a.get(i).copied().unwrap_or(0.0);
+        let seen = |i: usize| (at(i) != 0.0).then(|| at(i + 1));
+        match self {
+            Kind::Delta => Metric::Delta { sum: at(0) },
+            Kind::Up | Kind::Down => Metric::Watermark {
+                changes: at(0) as u64,
+                amount: at(1),
+                last: seen(2),
+            },
+            Kind::Samples => Metric::Samples {
+                count: at(0) as u64,
+                min: at(1),
+                max: at(2),
+                sum: at(3),
+            },
+            Kind::Raw => Metric::Raw { last: seen(0) },
+        }
+    }
+
     fn of(class: PvarClass) -> Kind {
         match class.derived_metric() {
             DerivedMetric::Delta => Kind::Delta,
@@ -656,25 +695,41 @@ macro_rules! element {
 }
 element!(i32, u32, i64, u64, f64, u8, i16);
 
-/// A run of probes of one lane and kind, one element each (`multi`: several elements, any lane
-/// and kind, read one by one through the scratch buffers).
+/// A run of probes of one lane and kind, one element each; or the probes of several
+/// elements, any lane and kind, read through the scratch buffers.
 #[derive(Clone, Debug)]
 struct Group {
-    lane: Lane,
-    kind: Kind,
-    multi: bool,
+    /// [`code`] of the lane and kind, or [`MULTI`].
+    code: u8,
     probes: std::ops::Range<usize>,
 }
 
-/// A handle as the sampling loop sees it: the handle and what a sample of it needs, 56 bytes,
+/// A group's code: one number for the sampling loop's one dispatch.
+const fn code(lane: Lane, kind: Kind) -> u8 {
+    lane as u8 * 8 + kind as u8
+}
+
+/// The code of the group of probes of several elements.
+const MULTI: u8 = u8::MAX;
+
+// The kinds as const generic arguments of `sample_run`.
+const DELTA: u8 = Kind::Delta as u8;
+const UP: u8 = Kind::Up as u8;
+const DOWN: u8 = Kind::Down as u8;
+const SAMPLES: u8 = Kind::Samples as u8;
+const RAW: u8 = Kind::Raw as u8;
+
+/// A handle as the sampling loop sees it: the handle and what a sample of it needs, 64 bytes,
 /// walked contiguously (the handle's other state is in its [`Slot`], at the same index).
 struct Probe<'s, L: Level> {
     handle: RawPvarHandle<'s, L>,
     /// The previous value of a counter, timer, aggregate or watermark: deltas and moves are
     /// measured from it. NaN before a watermark's first value.
     last: f64,
-    /// Index of the variable's column (its metric in each node).
+    /// Index of the variable's column.
     column: u32,
+    /// Offset of the column's accumulators in each node's `acc`.
+    at: u32,
     /// Elements; those of more than one are read through the scratch buffers, out of line.
     count: u32,
     /// Reads that failed.
@@ -760,6 +815,10 @@ struct State<'s, L: Level> {
     slots: Vec<Slot>,
     /// The sampling loop's runs of `probes` ([`State::replan`]).
     groups: Vec<Group>,
+    /// Per column: its kind and the offset of its accumulators in each node's `acc`.
+    layout: Vec<(Kind, u32)>,
+    /// A new node's `acc`.
+    zero: Vec<f64>,
     scratch: Scratch,
     skipped: Vec<Skipped>,
     elements: Vec<Elements>,
@@ -820,8 +879,8 @@ pub struct Profiler<'s, L: Level = Single> {
     mode: Mode,
     filter: Filter,
     functions: Vec<&'static str>,
-    /// Function indices the fast entry takes: `functions.len()` in region mode, 0 in call
-    /// mode (one comparison for both tests).
+    /// Function indices the fast entries take: `functions.len()`, next to `mode` (the
+    /// entries' first two tests read one cache line).
     fast_functions: usize,
     clock: Clock,
     state: RefCell<State<'s, L>>,
@@ -858,7 +917,8 @@ impl<'s, L: Level> Profiler<'s, L> {
             calls: 1,
             ticks: 0,
             timed: 1,
-            metrics: Vec::new(),
+            first_ticks: 0,
+            acc: Vec::new(),
             regions: Vec::new(),
             fn_base: NO_BASE,
         };
@@ -872,6 +932,8 @@ impl<'s, L: Level> Profiler<'s, L> {
             probes: Vec::new(),
             slots: Vec::new(),
             groups: Vec::new(),
+            layout: Vec::new(),
+            zero: Vec::new(),
             scratch: Scratch::default(),
             skipped: Vec::new(),
             elements: Vec::new(),
@@ -977,8 +1039,12 @@ impl<'s, L: Level> Profiler<'s, L> {
                 handles: 0,
                 started: false,
             });
+            let kind = Kind::of(st.columns[column].info.class);
+            let at = u32::try_from(st.zero.len()).unwrap_or(u32::MAX);
+            st.layout.push((kind, at));
+            st.zero.extend_from_slice(kind.zero());
             for node in &mut st.nodes {
-                node.metrics.push(Metric::zero(metric));
+                node.acc.extend_from_slice(kind.zero());
             }
             st.by_index[index] = column as u32;
             if bind == Bind::NoObject {
@@ -1075,6 +1141,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             handle,
             last,
             column: column as u32,
+            at: st.layout.get(column).map_or(u32::MAX, |l| l.1),
             // Handles are allocated by the thousand at most: `count` fits (else it reads as
             // several elements through `read_sum`, which refuses a short buffer).
             count: u32::try_from(count).unwrap_or(u32::MAX),
@@ -1288,6 +1355,34 @@ impl<'s, L: Level> Profiler<'s, L> {
         Some(CallStart::counted())
     }
 
+    /// The part of [`Profiler::try_call_enter`] that needs no exit: `true` if the call was
+    /// counted and nothing more is to be done for it (region mode; no [`Profiler::call_exit`]); `false`
+    /// (and nothing done) if it needs [`Profiler::call_enter`]. Lets a wrapper pass the
+    /// call on as a tail call, keeping nothing across it.
+    ///
+    /// Never panics and never allocates, like [`Profiler::try_call_enter`].
+    #[inline(always)]
+    pub fn try_call_count(&self, function: usize) -> bool {
+        // Call mode samples at every call (without handles it counts, a little slower).
+        if self.mode == Mode::Call || function >= self.fast_functions {
+            return false;
+        }
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            return false;
+        };
+        let st = &mut *st;
+        let slot = st.cur_base + function;
+        let Some(fs) = st.fn_stats.get_mut(slot) else {
+            return false;
+        };
+        if fs.calls < TIME_FIRST || fs.always_timed || st.countdown <= 1 {
+            return false;
+        }
+        fs.calls += 1;
+        st.countdown -= 1;
+        true
+    }
+
     /// [`Profiler::try_call_enter`] in [`Mode::Call`], out of line (the sampling loop stays
     /// out of the callers): a counted call not chosen for timing, with a sample at entry.
     /// Outermost calls only: a call from a callback inside a call goes the general way, and
@@ -1478,7 +1573,11 @@ impl<'s, L: Level> Profiler<'s, L> {
         };
         let node = fs.node;
         if let Some(t0) = t0 {
-            fs.ticks += t.saturating_sub(t0);
+            let dt = t.saturating_sub(t0);
+            if fs.timed < TIME_FIRST {
+                fs.first_ticks += dt;
+            }
+            fs.ticks += dt;
             fs.timed += 1;
             // Re-decided on every timed call: a slow first call (lazy binding, connection
             // setup) does not make a short function timed for ever.
@@ -1537,6 +1636,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                 n.calls = fs.calls;
                 n.ticks = fs.ticks;
                 n.timed = fs.timed;
+                n.first_ticks = fs.first_ticks;
             }
         }
         let (ns_per_tick, duration_ns) = clock.calibrate();
@@ -1578,10 +1678,13 @@ impl<'s, L: Level> Profiler<'s, L> {
                 kind: n.kind,
                 calls: n.calls,
                 // Estimated from the timed calls where not every call was timed.
-                time_ns: (n.ticks as f64 * ns_per_tick * n.calls as f64 / n.timed.max(1) as f64)
-                    .round() as u64,
+                time_ns: (n.estimated_ticks() * ns_per_tick).round() as u64,
                 timed_calls: n.timed,
-                metrics: n.metrics.clone(),
+                metrics: st
+                    .layout
+                    .iter()
+                    .map(|&(kind, at)| kind.metric(n.acc.get(at as usize..).unwrap_or(&[])))
+                    .collect(),
                 events: match ev_counts {
                     Some(ev) if i < EVENT_NODES && n.kind == NodeKind::Region => (0..ev.types)
                         .map(|t| ev.counts[i * ev.types + t].load(Relaxed))
@@ -1700,11 +1803,6 @@ impl<'s, L: Level> State<'s, L> {
     }
 
     fn new_node(&mut self, parent: u32, name: &str, kind: NodeKind) -> u32 {
-        let metrics = self
-            .columns
-            .iter()
-            .map(|c| Metric::zero(c.metric))
-            .collect();
         self.nodes.push(Node {
             parent,
             name: name.into(),
@@ -1712,7 +1810,8 @@ impl<'s, L: Level> State<'s, L> {
             calls: 0,
             ticks: 0,
             timed: 0,
-            metrics,
+            first_ticks: 0,
+            acc: self.zero.clone(),
             regions: Vec::new(),
             fn_base: NO_BASE,
         });
@@ -1741,21 +1840,23 @@ impl<'s, L: Level> State<'s, L> {
         let slots = std::mem::take(&mut self.slots);
         let mut pairs: Vec<(Probe<'s, L>, Slot)> = probes.into_iter().zip(slots).collect();
         // Stable: within a group, the order of allocation.
-        pairs.sort_by_key(|(p, _)| (p.count != 1, p.lane, p.kind));
+        let key = |p: &Probe<'s, L>| match p.count {
+            1 => (false, Some((p.lane, p.kind))),
+            _ => (true, None),
+        };
+        pairs.sort_by_key(|(p, _)| key(p));
         self.groups.clear();
+        let mut last = None;
         for (i, (p, s)) in pairs.into_iter().enumerate() {
-            let multi = p.count != 1;
+            let k = key(&p);
             match self.groups.last_mut() {
-                Some(g) if g.multi == multi && (multi || (g.lane, g.kind) == (p.lane, p.kind)) => {
-                    g.probes.end = i + 1
-                }
+                Some(g) if last == Some(k) => g.probes.end = i + 1,
                 _ => self.groups.push(Group {
-                    lane: p.lane,
-                    kind: p.kind,
-                    multi,
+                    code: if k.0 { MULTI } else { code(p.lane, p.kind) },
                     probes: i..i + 1,
                 }),
             }
+            last = Some(k);
             self.probes.push(p);
             self.slots.push(s);
         }
@@ -1818,9 +1919,9 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 /// [`sample`], inlined into the two hot paths of call mode (the entry and the exit of a
 /// call not chosen for timing).
 ///
-/// The probes are grouped by lane and kind ([`State::replan`]): each group is one loop with
-/// no dispatch, whose body for a counter, timer or aggregate (most variables) is the read, a
-/// compare, a subtraction and an addition. A counter's reset and the rarer kinds go out of
+/// The probes are grouped by lane and kind ([`State::replan`]): one dispatch a group, then a
+/// loop whose body for a counter, timer or aggregate (most variables) is the read, a compare,
+/// a subtraction and an addition into the node's accumulators. A counter's reset goes out of
 /// line.
 #[inline(always)]
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
@@ -1834,82 +1935,72 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let Some(n) = nodes.get_mut(node as usize) else {
         return;
     };
-    let metrics = &mut n.metrics[..];
+    let acc = &mut n.acc[..];
     for g in groups.iter() {
         let Some(ps) = probes.get_mut(g.probes.clone()) else {
             continue;
         };
-        if g.multi {
-            sample_multi(ps, scratch, metrics);
-            continue;
+        macro_rules! dispatch {
+            ($($lane:ident $t:ty),*) => {
+                match g.code {
+                    $(
+                        c if c == code(Lane::$lane, Kind::Delta) => sample_run::<$t, L, DELTA>(ps, acc),
+                        c if c == code(Lane::$lane, Kind::Up) => sample_run::<$t, L, UP>(ps, acc),
+                        c if c == code(Lane::$lane, Kind::Down) => sample_run::<$t, L, DOWN>(ps, acc),
+                        c if c == code(Lane::$lane, Kind::Samples) => {
+                            sample_run::<$t, L, SAMPLES>(ps, acc)
+                        }
+                        c if c == code(Lane::$lane, Kind::Raw) => sample_run::<$t, L, RAW>(ps, acc),
+                    )*
+                    _ => sample_multi(ps, acc, scratch),
+                }
+            };
         }
-        match g.lane {
-            Lane::I32 => sample_run::<i32, L>(ps, g.kind, metrics),
-            Lane::U32 => sample_run::<u32, L>(ps, g.kind, metrics),
-            Lane::I64 => sample_run::<i64, L>(ps, g.kind, metrics),
-            Lane::U64 => sample_run::<u64, L>(ps, g.kind, metrics),
-            Lane::F64 => sample_run::<f64, L>(ps, g.kind, metrics),
-            Lane::U8 => sample_run::<u8, L>(ps, g.kind, metrics),
-            Lane::I16 => sample_run::<i16, L>(ps, g.kind, metrics),
-        }
+        dispatch!(I32 i32, U32 u32, I64 i64, U64 u64, F64 f64, U8 u8, I16 i16);
     }
 }
 
-/// Samples a group of one-element probes of lane `T` and kind `kind`: one loop per kind, each
-/// with its rule inline (a counter's reset out of line).
+/// Samples a group of one-element probes of lane `T` and kind `K` (one of the kind consts),
+/// the kind's rule inline.
 #[inline(always)]
-fn sample_run<T: Element + Default, L: Level>(
+fn sample_run<T: Element + Default, L: Level, const K: u8>(
     ps: &mut [Probe<'_, L>],
-    kind: Kind,
-    metrics: &mut [Metric],
+    acc: &mut [f64],
 ) {
     macro_rules! each {
-        (|$p:ident, $v:ident, $m:ident| $body:expr) => {
+        ($n:literal, |$p:ident, $v:ident, $a:ident| $body:expr) => {
             for $p in ps {
                 let Some($v) = read_probe::<T, L>($p) else {
                     continue;
                 };
-                if let Some($m) = metrics.get_mut($p.column as usize) {
+                // One comparison: `at + n` cannot overflow (`at` is a u32).
+                let at = $p.at as usize;
+                if let Some($a) = acc
+                    .get_mut(at..at + $n)
+                    .and_then(|a| <&mut [f64; $n]>::try_from(a).ok())
+                {
                     $body
                 }
             }
         };
     }
-    match kind {
-        Kind::Delta => each!(|p, v, m| if let Metric::Delta { sum } = m {
-            add_delta(&mut p.last, sum, v)
-        }),
-        Kind::Up | Kind::Down => each!(|p, v, m| if let Metric::Watermark {
-            changes,
-            amount,
-            last,
-        } = m
-        {
-            add_watermark(&mut p.last, kind, changes, amount, last, v)
-        }),
-        Kind::Samples => each!(|p, v, m| if let Metric::Samples {
-            count,
-            min,
-            max,
-            sum,
-        } = m
-        {
-            add_sample(count, min, max, sum, v)
-        }),
-        Kind::Raw => each!(|p, v, m| if let Metric::Raw { last } = m {
-            *last = Some(v)
-        }),
+    match K {
+        DELTA => each!(1, |p, v, a| add_delta(&mut p.last, a, v)),
+        UP => each!(4, |p, v, a| add_watermark(&mut p.last, Kind::Up, a, v)),
+        DOWN => each!(4, |p, v, a| add_watermark(&mut p.last, Kind::Down, a, v)),
+        SAMPLES => each!(4, |p, v, a| add_sample(a, v)),
+        _ => each!(2, |p, v, a| add_raw(a, v)),
     }
 }
 
 /// Samples the probes of several elements: their sums, read through the scratch buffers.
 #[inline(never)]
-fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], scratch: &mut Scratch, metrics: &mut [Metric]) {
+fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mut Scratch) {
     for p in ps {
         match read_sum(&p.handle, p.lane, p.count as usize, scratch, None) {
             Ok(v) => {
-                if let Some(m) = metrics.get_mut(p.column as usize) {
-                    observe(&mut p.last, p.kind, m, v);
+                if let Some(a) = acc.get_mut(p.at as usize..) {
+                    observe(&mut p.last, p.kind, a, v);
                 }
             }
             Err(_) => p.failures = p.failures.saturating_add(1),
@@ -1937,31 +2028,38 @@ fn read_failed<L: Level>(p: &mut Probe<'_, L>) {
 }
 
 /// Attributes value `v` of a variable of kind `kind` whose previous value was `last` to its
-/// metric `m` (the sampling loop's rules, for the probes of several elements and the tests).
-/// The rules are `mpit_core`'s trackers' ([`DeltaTracker`],
+/// accumulators `a` (the sampling loop's rules, for the probes of several elements and the
+/// tests). The rules are `mpit_core`'s trackers' ([`DeltaTracker`],
 /// [`WatermarkTracker`](mpit_core::WatermarkTracker)), kept on one `last` value; a test checks
 /// them against the trackers.
-fn observe(last: &mut f64, kind: Kind, m: &mut Metric, v: f64) {
-    match m {
-        Metric::Delta { sum } => add_delta(last, sum, v),
-        Metric::Watermark {
-            changes,
-            amount,
-            last: seen,
-        } => add_watermark(last, kind, changes, amount, seen, v),
-        Metric::Samples {
-            count,
-            min,
-            max,
-            sum,
-        } => add_sample(count, min, max, sum, v),
-        Metric::Raw { last } => *last = Some(v),
+fn observe(last: &mut f64, kind: Kind, a: &mut [f64], v: f64) {
+    match kind {
+        Kind::Delta => {
+            if let Some(a) = a.first_chunk_mut() {
+                add_delta(last, a, v)
+            }
+        }
+        Kind::Up | Kind::Down => {
+            if let Some(a) = a.first_chunk_mut() {
+                add_watermark(last, kind, a, v)
+            }
+        }
+        Kind::Samples => {
+            if let Some(a) = a.first_chunk_mut() {
+                add_sample(a, v)
+            }
+        }
+        Kind::Raw => {
+            if let Some(a) = a.first_chunk_mut() {
+                add_raw(a, v)
+            }
+        }
     }
 }
 
-/// A counter's, timer's or aggregate's read: the delta since `prev` added to `sum`.
+/// A counter's, timer's or aggregate's read: the delta since `prev` added to the sum.
 #[inline(always)]
-fn add_delta(prev: &mut f64, sum: &mut f64, v: f64) {
+fn add_delta(prev: &mut f64, [sum]: &mut [f64; 1], v: f64) {
     // Did not drop: `v >= prev` also rules out NaN, and `prev` is finite and non-negative, so
     // only +inf needs the second test.
     if v >= *prev && v < f64::INFINITY {
@@ -1986,14 +2084,7 @@ fn add_delta_reset(prev: &mut f64, sum: &mut f64, v: f64) {
 /// A watermark's read: a move in its direction since `prev` is a change; the first value
 /// (`prev` NaN) is the baseline, and a move against the direction a reset (the new baseline).
 #[inline(always)]
-fn add_watermark(
-    prev: &mut f64,
-    kind: Kind,
-    changes: &mut u64,
-    amount: &mut f64,
-    last: &mut Option<f64>,
-    v: f64,
-) {
+fn add_watermark(prev: &mut f64, kind: Kind, [changes, amount, seen, last]: &mut [f64; 4], v: f64) {
     if v.is_trackable() {
         let moved = if kind == Kind::Down {
             *prev - v
@@ -2001,20 +2092,21 @@ fn add_watermark(
             v - *prev
         };
         if moved > 0.0 {
-            *changes += 1;
+            *changes += 1.0;
             *amount += moved;
         }
         *prev = v;
     }
-    *last = Some(v);
+    *seen = 1.0;
+    *last = v;
 }
 
 /// A level's sample: count, minimum, maximum and sum.
 #[inline(always)]
-fn add_sample(count: &mut u64, min: &mut f64, max: &mut f64, sum: &mut f64, v: f64) {
+fn add_sample([count, min, max, sum]: &mut [f64; 4], v: f64) {
     // Comparisons, not f64::min/max (their NaN handling is a dozen instructions): a NaN read
     // leaves both as they are either way.
-    *count += 1;
+    *count += 1.0;
     if v < *min {
         *min = v;
     }
@@ -2022,6 +2114,13 @@ fn add_sample(count: &mut u64, min: &mut f64, max: &mut f64, sum: &mut f64, v: f
         *max = v;
     }
     *sum += v;
+}
+
+/// A state's or generic variable's read: the last value.
+#[inline(always)]
+fn add_raw([seen, last]: &mut [f64; 2], v: f64) {
+    *seen = 1.0;
+    *last = v;
 }
 
 /// Ends regions back to a depth, for guards.
@@ -2067,12 +2166,12 @@ mod tests {
         #[test]
         fn deltas_follow_delta_tracker(base in 0u32..1000, vs in reads()) {
             let mut t = DeltaTracker::starting_at(f64::from(base));
-            let (mut last, mut m) = (f64::from(base), Metric::zero(DerivedMetric::Delta));
+            let (mut last, mut a) = (f64::from(base), Kind::Delta.zero().to_vec());
             for &v in &vs {
                 t.observe(v);
-                observe(&mut last, Kind::Delta, &mut m, v);
+                observe(&mut last, Kind::Delta, &mut a, v);
             }
-            prop_assert_eq!(m, Metric::Delta { sum: t.total() });
+            prop_assert_eq!(Kind::Delta.metric(&a), Metric::Delta { sum: t.total() });
         }
 
         /// MPI-4.1 §16.3.7: a high (low) watermark only moves up (down) until it is reset; the
@@ -2085,11 +2184,12 @@ mod tests {
                 (Kind::Up, Watermark::High)
             };
             let mut t = WatermarkTracker::new(wm);
-            let (mut last, mut m) = (f64::NAN, Metric::zero(DerivedMetric::WatermarkChange));
+            let (mut last, mut a) = (f64::NAN, kind.zero().to_vec());
             for &v in &vs {
                 t.observe(v);
-                observe(&mut last, kind, &mut m, v);
+                observe(&mut last, kind, &mut a, v);
             }
+            let m = kind.metric(&a);
             let Metric::Watermark { changes, amount, last: seen } = m else {
                 panic!("not a watermark metric: {m:?}");
             };
