@@ -406,29 +406,11 @@ fn wrapper(index: usize, name: &str, f: &Func) -> String {
          pub unsafe extern \"C\" fn {name}({params}) -> ::std::os::raw::c_int {{\n",
         params = params.join(", "),
     );
-    if before.is_empty() && after.is_empty() {
-        // The common call is counted and passed on in tail position; every other goes to a
-        // function of its own, also in tail position (no frame, no saved register here).
-        let _ = write!(
-            s,
-            "    if crate::glue::counted({index}) {{\n        // SAFETY: the caller's arguments, \
-             unchanged, to the function {name} stands for.\n        return unsafe {{ P{name}({args}) \
-             }};\n    }}\n    // SAFETY: as for {name}.\n    unsafe {{ full_{name}({args}) }}\n}}\n\n\
-             /// `{name}` when it is not only counted.\n///\n/// # Safety\n/// As for `{name}`.\n\
-             #[inline(never)]\nunsafe fn full_{name}({params}) -> ::std::os::raw::c_int {{\n    \
-             // SAFETY: the caller's arguments, unchanged, to the function {name} stands for.\n    \
-             crate::glue::call_full({index}, move || unsafe {{ P{name}({args}) }})\n",
-            args = args.join(", "),
-            params = params.join(", "),
-        );
-        s.push_str("}\n\n");
-        return s;
-    }
     s.push_str(&before);
     let _ = write!(
         s,
         "    // SAFETY: the caller's arguments, unchanged, to the function {name} stands for.\n    \
-         {bind}crate::glue::call({index}, move || unsafe {{ P{name}({args}) }}){semi}\n",
+         {bind}crate::glue::call({index}, || unsafe {{ P{name}({args}) }}){semi}\n",
         bind = if after.is_empty() { "" } else { "let rc = " },
         semi = if after.is_empty() { "" } else { ";" },
         args = args.join(", "),
@@ -511,7 +493,7 @@ fn fortran_wrapper(
          there), which takes these {n} references.\n    \
          let next: unsafe extern \"C\" fn({types}) = unsafe {{ ::std::mem::transmute(next) }};\n    \
          // SAFETY: the caller's arguments, unchanged, to the function {entry} stands for.\n    \
-         crate::glue::call({index}, move || unsafe {{ next({args}) }});\n}}\n\n",
+         crate::glue::call({index}, || unsafe {{ next({args}) }});\n}}\n\n",
         params = params.join(", "),
         args = args.join(", "),
     ))

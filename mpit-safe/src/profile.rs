@@ -803,18 +803,32 @@ struct Bound {
 }
 
 struct State<'s, L: Level> {
+    /// Per region (a block of one per function, see `Node::fn_base`): the calls.
+    fn_stats: Vec<FnStat>,
+    /// The innermost region's block in `fn_stats`.
+    cur_base: usize,
+    /// Short calls until the next timed one.
+    countdown: u32,
+    in_call: u32,
+    /// The handles, in the sampling loop's order, and the rest of each at the same index.
+    probes: Vec<Probe<'s, L>>,
+    /// The sampling loop's runs of `probes` ([`State::replan`]).
+    groups: Vec<Group>,
     nodes: Vec<Node>,
     stack: Vec<Frame>,
+    /// [`Profiler::stop`] ran: nothing more is measured.
+    stopped: bool,
+    /// xorshift32 state: the random intervals between timed short calls.
+    rng: u32,
+    /// Start times of the timed calls in progress (nested calls: callbacks), innermost last;
+    /// bounded by [`TIMING_DEPTH`] (deeper calls are not timed), so it never allocates.
+    timing: Vec<u64>,
+    slots: Vec<Slot>,
     columns: Vec<Column>,
     /// Column of each variable index already examined (`NONE`: skipped).
     by_index: Vec<u32>,
     bound: Vec<(Bind, Bound)>,
     objects: Vec<(RawObject, Box<str>)>,
-    /// The handles, in the sampling loop's order, and the rest of each at the same index.
-    probes: Vec<Probe<'s, L>>,
-    slots: Vec<Slot>,
-    /// The sampling loop's runs of `probes` ([`State::replan`]).
-    groups: Vec<Group>,
     /// Per column: its kind and the offset of its accumulators in each node's `acc`.
     layout: Vec<(Kind, u32)>,
     /// A new node's `acc`.
@@ -823,21 +837,7 @@ struct State<'s, L: Level> {
     skipped: Vec<Skipped>,
     elements: Vec<Elements>,
     notes: Vec<String>,
-    in_call: u32,
     mismatches: u64,
-    /// Per region (a block of one per function, see `Node::fn_base`): the calls.
-    fn_stats: Vec<FnStat>,
-    /// The innermost region's block in `fn_stats`.
-    cur_base: usize,
-    /// Short calls until the next timed one.
-    countdown: u32,
-    /// Start times of the timed calls in progress (nested calls: callbacks), innermost last;
-    /// bounded by [`TIMING_DEPTH`] (deeper calls are not timed), so it never allocates.
-    timing: Vec<u64>,
-    /// xorshift32 state: the random intervals between timed short calls.
-    rng: u32,
-    /// [`Profiler::stop`] ran: nothing more is measured.
-    stopped: bool,
 }
 
 /// Counts of event instances per (region node, event type), shared with the callbacks.
@@ -875,15 +875,14 @@ type Registrations<'m, L> = Vec<std::marker::PhantomData<&'m L>>;
 /// The profiling engine: one session's handles on every (selected) performance variable,
 /// regions, per-function calls and times. See the [module documentation](self).
 pub struct Profiler<'s, L: Level = Single> {
-    session: &'s Session<'s, L>,
     mode: Mode,
+    /// Function indices the fast entry takes: `functions.len()`.
+    fast_functions: usize,
+    state: RefCell<State<'s, L>>,
+    session: &'s Session<'s, L>,
     filter: Filter,
     functions: Vec<&'static str>,
-    /// Function indices the fast entries take: `functions.len()`, next to `mode` (the
-    /// entries' first two tests read one cache line).
-    fast_functions: usize,
     clock: Clock,
-    state: RefCell<State<'s, L>>,
     events: Option<Arc<EventCounts>>,
     event_types: Vec<String>,
     registrations: RefCell<Registrations<'s, L>>,
@@ -1353,34 +1352,6 @@ impl<'s, L: Level> Profiler<'s, L> {
         fs.calls += 1;
         st.countdown -= 1;
         Some(CallStart::counted())
-    }
-
-    /// The part of [`Profiler::try_call_enter`] that needs no exit: `true` if the call was
-    /// counted and nothing more is to be done for it (region mode; no [`Profiler::call_exit`]); `false`
-    /// (and nothing done) if it needs [`Profiler::call_enter`]. Lets a wrapper pass the
-    /// call on as a tail call, keeping nothing across it.
-    ///
-    /// Never panics and never allocates, like [`Profiler::try_call_enter`].
-    #[inline(always)]
-    pub fn try_call_count(&self, function: usize) -> bool {
-        // Call mode samples at every call (without handles it counts, a little slower).
-        if self.mode == Mode::Call || function >= self.fast_functions {
-            return false;
-        }
-        let Ok(mut st) = self.state.try_borrow_mut() else {
-            return false;
-        };
-        let st = &mut *st;
-        let slot = st.cur_base + function;
-        let Some(fs) = st.fn_stats.get_mut(slot) else {
-            return false;
-        };
-        if fs.calls < TIME_FIRST || fs.always_timed || st.countdown <= 1 {
-            return false;
-        }
-        fs.calls += 1;
-        st.countdown -= 1;
-        true
     }
 
     /// [`Profiler::try_call_enter`] in [`Mode::Call`], out of line (the sampling loop stays

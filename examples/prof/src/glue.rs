@@ -157,25 +157,6 @@ pub(crate) fn disable(why: &str) {
 /// region mode never leave the wrapper but for the `PMPI_` call.
 #[inline(always)]
 pub(crate) fn call<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
-    if counted(function) {
-        return pmpi();
-    }
-    call_full(function, pmpi)
-}
-
-/// The common call, inlined into its wrapper: `true` if wrapped function `function` was
-/// counted and nothing more is to be done for it (the engine's thread, region mode or call
-/// mode without handles, not chosen for timing). The generated wrappers then make the
-/// `PMPI_` call in tail position, so they save no register and set up no frame.
-#[inline(always)]
-pub(crate) fn counted(function: usize) -> bool {
-    OWNED.open().is_some_and(|p| p.try_call_count(function))
-}
-
-/// [`call`] for every call the common one is not (out of line: the wrapper keeps its
-/// arguments in registers on the common path).
-#[inline(never)]
-pub(crate) fn call_full<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
     let start = enter(function);
     let r = pmpi();
     if start.needs_exit() {
