@@ -19,8 +19,9 @@
 //!   metrics; a region's inclusive figure is the sum over its subtree).
 //! - **Derived metrics** per class (spec 003 §0.3-0.5, [`DerivedMetric`]): deltas for counters,
 //!   aggregates and timers ([`DeltaTracker`]: a drop is a reset), change count and amount for
-//!   watermarks ([`WatermarkTracker`](mpit_core::WatermarkTracker)), count/min/max/sum of the samples for levels, sizes and
-//!   percentages, the last value for states and generic variables. A variable of several
+//!   watermarks ([`WatermarkTracker`](mpit_core::WatermarkTracker)), count/min/max/sum of the
+//!   samples for levels, sizes and percentages, the last value for states and generic
+//!   variables. A variable of several
 //!   elements contributes the sum of its elements; its per-element totals over the run are in
 //!   [`Report::elements`] (one row of a communication matrix for per-peer variables).
 //! - **Events** (with [`Config::events`], where the MPI has the event API): every event type
@@ -704,9 +705,8 @@ impl Decode {
     }
 
     /// The value of the 8 bytes `buf` (as read, native order) for a variable whose width
-    /// leaves `shift` bits of 64 unused. No branch on the lane: one read type for every
-    /// variable keeps the sampling loop free of jump tables, whose indirect branches
-    /// mispredicted after MPI's polling loops (15% of a 0-byte round trip in call mode).
+    /// leaves `shift` bits of 64 unused. One read type for every variable keeps the sampling
+    /// one loop, with no dispatch on the datatype around the read.
     #[inline(always)]
     fn value(self, buf: [u8; 8], shift: u8) -> f64 {
         let shift = u32::from(shift);
@@ -1134,17 +1134,15 @@ impl<'s, L: Level> Profiler<'s, L> {
             &mut st.scratch,
             (count > 1).then_some(&mut first),
         );
+        let kind = Kind::of(info.class);
+        // Without a baseline a counter counts from 0 and a watermark starts at its first value.
+        let none = if kind == Kind::Delta { 0.0 } else { f64::NAN };
         let (last, failures) = match base {
             Ok(b) if b.is_trackable() => (b, 0),
-            // A counter without a baseline counts from 0; a watermark starts at its first.
-            Ok(_) => (f64::NAN, 0),
-            Err(_) => (f64::NAN, 1),
+            Ok(_) => (none, 0),
+            Err(_) => (none, 1),
         };
-        let last = if info.class.derived_metric() == DerivedMetric::Delta && last.is_nan() {
-            0.0
-        } else {
-            last
-        };
+        let (decode, shift) = Decode::of(lane);
         st.probes.push(Probe {
             handle,
             last,
@@ -1155,9 +1153,9 @@ impl<'s, L: Level> Profiler<'s, L> {
             count: u32::try_from(count).unwrap_or(u32::MAX),
             failures,
             lane,
-            kind: Kind::of(info.class),
-            decode: Decode::of(lane).0,
-            shift: Decode::of(lane).1,
+            kind,
+            decode,
+            shift,
         });
         st.slots.push(Slot {
             object: (obj.bind() != Bind::NoObject).then(|| obj.identity()),
@@ -1886,7 +1884,7 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 /// call not chosen for timing).
 ///
 /// One loop over the one-element probes with no jump table: each is read into 8 zeroed bytes
-/// and decoded without a branch on its type ([`Decode::value`]); counters, timers and
+/// and decoded by its shift ([`Decode::value`]); counters, timers and
 /// aggregates (most variables) and states are attributed inline (a compare, a subtraction and
 /// an addition for a counter), the other kinds and a counter's reset out of line.
 #[inline(always)]
