@@ -1085,6 +1085,116 @@ impl<L: Level> Drop for RawPvarHandle<'_, L> {
     }
 }
 
+/// Handles of one session read together (the profiler's sampling loop): their raw values
+/// contiguous, so that a row of reads touches 8 bytes a handle, as a C loop over an array of
+/// handles does. It owns the handles: one removed is returned to be freed, the rest are freed
+/// with the row.
+pub(crate) struct PvarRow<'s, L: Level> {
+    /// The session of every handle (the first one's; others are refused).
+    session: sys::MPI_T_pvar_session,
+    /// `raw[i]` is `owners[i].raw`.
+    raw: Vec<sys::MPI_T_pvar_handle>,
+    owners: Vec<RawPvarHandle<'s, L>>,
+    /// How many of the first handles MPI writes at most 8 bytes for: those
+    /// [`PvarRow::read_small`] reads.
+    small: usize,
+}
+
+impl<L: Level> Default for PvarRow<'_, L> {
+    fn default() -> Self {
+        PvarRow {
+            session: sys::MPI_T_PVAR_SESSION_NULL,
+            raw: Vec::new(),
+            owners: Vec::new(),
+            small: 0,
+        }
+    }
+}
+
+impl<'s, L: Level> PvarRow<'s, L> {
+    /// A row of `handles`, in order; handles of a session other than the first one's are
+    /// returned.
+    pub(crate) fn new(handles: Vec<RawPvarHandle<'s, L>>) -> (Self, Vec<RawPvarHandle<'s, L>>) {
+        let mut row = PvarRow::default();
+        let mut refused = Vec::new();
+        for h in handles {
+            if let Err(h) = row.push(h) {
+                refused.push(h);
+            }
+        }
+        (row, refused)
+    }
+
+    /// Appends `h`; `Err(h)` if it belongs to another session than the row's handles.
+    pub(crate) fn push(
+        &mut self,
+        h: RawPvarHandle<'s, L>,
+    ) -> std::result::Result<(), RawPvarHandle<'s, L>> {
+        if self.owners.is_empty() {
+            self.session = h.session;
+        } else if h.session != self.session {
+            return Err(h);
+        }
+        if self.small == self.owners.len() && h.bytes <= 8 {
+            self.small += 1;
+        }
+        self.raw.push(h.raw);
+        self.owners.push(h);
+        Ok(())
+    }
+
+    /// Removes handle `i` (the last one takes its place), `None` if there is none.
+    pub(crate) fn swap_remove(&mut self, i: usize) -> Option<RawPvarHandle<'s, L>> {
+        if i >= self.owners.len() {
+            return None;
+        }
+        self.raw.swap_remove(i);
+        let h = self.owners.swap_remove(i);
+        self.small = self.owners.iter().take_while(|h| h.bytes <= 8).count();
+        Some(h)
+    }
+
+    /// The handles, in order, the row emptied.
+    pub(crate) fn take(&mut self) -> Vec<RawPvarHandle<'s, L>> {
+        self.raw.clear();
+        self.small = 0;
+        std::mem::take(&mut self.owners)
+    }
+
+    /// Handle `i`.
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> Option<&RawPvarHandle<'s, L>> {
+        self.owners.get(i)
+    }
+
+    /// How many of the first handles [`PvarRow::read_small`] reads.
+    #[inline]
+    pub(crate) fn small(&self) -> usize {
+        self.small
+    }
+
+    /// `MPI_T_pvar_read` of each of the first handles into the slot of `out` at its index, as
+    /// many as both have and MPI writes at most 8 bytes for (those of one element); calls
+    /// `failed(i)` for each read that fails (its slot then holds what it held). MPI writes the
+    /// variable's bytes at the start of the slot and leaves the rest as it was.
+    #[inline(always)]
+    pub(crate) fn read_small(&self, out: &mut [u64], mut failed: impl FnMut(usize)) {
+        let n = self.small.min(self.raw.len()).min(out.len());
+        let (raw, out) = (&self.raw[..n], &mut out[..n]);
+        for i in 0..n {
+            let (h, slot) = (raw[i], &mut out[i]);
+            // SAFETY: `h` is a live handle (its owner is in the row) of the live session
+            // `self.session` (every handle's, checked in `push`; borrowed for 's); MPI writes
+            // at most 8 bytes for it (`small`) into the 8 bytes of `slot`, of a type that takes
+            // any value.
+            let rc = unsafe { sys::MPI_T_pvar_read(self.session, h, (slot as *mut u64).cast()) };
+            if rc != sys::MPI_SUCCESS {
+                failed(i);
+            }
+        }
+    }
+}
+
 #[cfg(mpit_events)]
 pub(crate) use events::*;
 
