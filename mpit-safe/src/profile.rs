@@ -704,46 +704,31 @@ impl Decode {
         }
     }
 
-    /// The value of the 8 bytes `x` (as read, native order: MPI wrote the variable's bytes
-    /// at their start) of a variable whose width leaves `shift` bits of 64 unused.
+    /// The value of the 8 bytes `buf` (as read, native order) for a variable whose width
+    /// leaves `shift` bits of 64 unused. One read type for every variable keeps the sampling
+    /// one loop, with no dispatch on the datatype around the read.
     #[inline(always)]
-    fn value(self, x: u64, shift: u8) -> f64 {
-        match self {
-            Decode::Unsigned => Decode::unsigned(x, shift) as f64,
-            Decode::Signed => Decode::signed(x, shift) as f64,
-            Decode::Float => f64::from_bits(x),
-        }
-    }
-
-    /// The value's most significant bit moved to bit 63 (the bytes after the variable's
-    /// dropped).
-    #[inline(always)]
-    fn top(x: u64, shift: u8) -> u64 {
-        if cfg!(target_endian = "little") {
-            x << (shift & 63)
+    fn value(self, buf: [u8; 8], shift: u8) -> f64 {
+        let shift = u32::from(shift);
+        let raw = u64::from_ne_bytes(buf);
+        // The value's most significant bit to bit 63.
+        let top = if cfg!(target_endian = "little") {
+            raw << shift
         } else {
-            x
+            raw
+        };
+        match self {
+            Decode::Unsigned => (top >> shift) as f64,
+            Decode::Signed => ((top as i64) >> shift) as f64,
+            Decode::Float => f64::from_bits(raw),
         }
-    }
-
-    /// The unsigned value of [`Decode::value`]'s `x`.
-    #[inline(always)]
-    fn unsigned(x: u64, shift: u8) -> u64 {
-        Decode::top(x, shift) >> (shift & 63)
-    }
-
-    /// The signed value of [`Decode::value`]'s `x`.
-    #[inline(always)]
-    fn signed(x: u64, shift: u8) -> i64 {
-        (Decode::top(x, shift) as i64) >> (shift & 63)
     }
 }
 
-/// A handle as the sampling loop sees it: what a sample of it needs, 32 bytes, walked
-/// contiguously. The handle itself is in the [`ffi::PvarRow`] and its other state in its
-/// [`Slot`], both at the same index.
-#[derive(Clone, Copy, Debug)]
-struct Probe {
+/// A handle as the sampling loop sees it: the handle and what a sample of it needs, 64 bytes,
+/// walked contiguously (the handle's other state is in its [`Slot`], at the same index).
+struct Probe<'s, L: Level> {
+    handle: RawPvarHandle<'s, L>,
     /// The previous value of a counter, timer, aggregate or watermark: deltas and moves are
     /// measured from it. NaN before a watermark's first value.
     last: f64,
@@ -760,45 +745,6 @@ struct Probe {
     decode: Decode,
     /// Bits of 64 the variable's width leaves unused ([`Decode::of`]).
     shift: u8,
-}
-
-impl Probe {
-    /// The probe's run in the sampling loop ([`State::replan`]): the one-element probes by
-    /// kind and decoding, then those of several elements ([`MULTI`]).
-    fn group(&self) -> u8 {
-        if self.count != 1 {
-            return MULTI;
-        }
-        match (self.kind, self.decode) {
-            (Kind::Delta, Decode::Unsigned) => DELTA_U,
-            (Kind::Delta, Decode::Signed) => DELTA_S,
-            (Kind::Delta, Decode::Float) => DELTA_F,
-            (Kind::Raw, Decode::Unsigned) => RAW_U,
-            (Kind::Raw, Decode::Signed) => RAW_S,
-            (Kind::Raw, Decode::Float) => RAW_F,
-            _ => OTHER,
-        }
-    }
-}
-
-// The runs of the sampling loop (`Probe::group`), in its order.
-const DELTA_U: u8 = 0;
-const DELTA_S: u8 = 1;
-const DELTA_F: u8 = 2;
-const RAW_U: u8 = 3;
-const RAW_S: u8 = 4;
-const RAW_F: u8 = 5;
-/// Watermarks and levels: attributed out of line.
-const OTHER: u8 = 6;
-/// Handles of several elements: read through the scratch buffers.
-const MULTI: u8 = 7;
-
-/// A run of probes of one group, `start..end` in `State::probes`.
-#[derive(Clone, Copy, Debug)]
-struct Run {
-    group: u8,
-    start: u32,
-    end: u32,
 }
 
 /// The rest of a handle's state, off the sampling loop's path.
@@ -822,7 +768,7 @@ fn read_sum<L: Level>(
     mut out: Option<&mut Vec<f64>>,
 ) -> Result<f64> {
     macro_rules! lane {
-        ($buf:ident, $wide:ty) => {{
+        ($buf:ident) => {{
             // A buffer shorter than `n` (never: scratch grows with the handles) is refused
             // by the read, not sliced: the sampling loop never panics.
             let all = &mut s.$buf;
@@ -832,22 +778,25 @@ fn read_sum<L: Level>(
                 &mut all[..]
             };
             ffi::pvar_read(h, buf)?;
-            if let Some(o) = out.as_deref_mut() {
-                o.extend(buf.iter().map(|&x| x as f64));
+            let mut sum = 0.0;
+            for &x in buf.iter() {
+                let v = x as f64;
+                sum += v;
+                if let Some(o) = out.as_deref_mut() {
+                    o.push(v);
+                }
             }
-            // Integers summed exactly (in 128 bits: no overflow for any count MPI can
-            // return), converted once.
-            Ok(buf.iter().map(|&x| <$wide>::from(x)).sum::<$wide>() as f64)
+            Ok(sum)
         }};
     }
     match lane {
-        Lane::I32 => lane!(i32, i128),
-        Lane::U32 => lane!(u32, u128),
-        Lane::I64 => lane!(i64, i128),
-        Lane::U64 => lane!(u64, u128),
-        Lane::F64 => lane!(f64, f64),
-        Lane::U8 => lane!(u8, u128),
-        Lane::I16 => lane!(i16, i128),
+        Lane::I32 => lane!(i32),
+        Lane::U32 => lane!(u32),
+        Lane::I64 => lane!(i64),
+        Lane::U64 => lane!(u64),
+        Lane::F64 => lane!(f64),
+        Lane::U8 => lane!(u8),
+        Lane::I16 => lane!(i16),
     }
 }
 
@@ -870,21 +819,12 @@ struct State<'s, L: Level> {
     /// Short calls until the next timed one.
     countdown: u32,
     in_call: u32,
-    /// The handles, in the sampling loop's order ([`State::replan`]), and at the same index
-    /// what a sample of each needs, its last read (one-element handles) and the rest of it.
-    handles: ffi::PvarRow<'s, L>,
-    probes: Vec<Probe>,
-    vals: Vec<u64>,
-    /// The non-empty runs of one-element probes, in order (their reads are in `vals`).
-    runs: Vec<Run>,
-    /// How many of `probes` (the first) are read into `vals`.
+    /// The handles, in the sampling loop's order, and the rest of each at the same index.
+    probes: Vec<Probe<'s, L>>,
+    /// How many of `probes` (the first) have one element ([`State::replan`]).
     ones: usize,
-    /// Indices of the reads of a sample that failed (capacity for all: never allocates).
-    failed: Vec<u32>,
     nodes: Vec<Node>,
     stack: Vec<Frame>,
-    /// The node of `stack`'s last frame (the root's, 0, when it is empty).
-    top: u32,
     /// [`Profiler::stop`] ran: nothing more is measured.
     stopped: bool,
     /// xorshift32 state: the random intervals between timed short calls.
@@ -993,16 +933,11 @@ impl<'s, L: Level> Profiler<'s, L> {
         let mut state = State {
             nodes: vec![root],
             stack: Vec::with_capacity(64),
-            top: 0,
             columns: Vec::new(),
             by_index: Vec::new(),
             bound: Vec::new(),
             objects: Vec::new(),
-            handles: ffi::PvarRow::default(),
             probes: Vec::new(),
-            vals: Vec::new(),
-            runs: Vec::new(),
-            failed: Vec::new(),
             slots: Vec::new(),
             ones: 0,
             layout: Vec::new(),
@@ -1208,18 +1143,8 @@ impl<'s, L: Level> Profiler<'s, L> {
             Err(_) => (none, 1),
         };
         let (decode, shift) = Decode::of(lane);
-        if let Err(h) = st.handles.push(handle) {
-            // Never: the profiler has one session.
-            drop(h);
-            let name = Some(st_name(&st.columns[column].info));
-            st.skipped.push(Skipped {
-                index,
-                name,
-                reason: "handle of another session".into(),
-            });
-            return;
-        }
         st.probes.push(Probe {
+            handle,
             last,
             column: column as u32,
             at: st.layout.get(column).map_or(u32::MAX, |l| l.1),
@@ -1296,8 +1221,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             if st.slots[i].object == Some(id) {
                 let slot = st.slots.swap_remove(i);
                 let probe = st.probes.swap_remove(i);
-                let handle = st.handles.swap_remove(i);
-                st.retire(probe, slot, handle);
+                st.retire(probe, slot);
             } else {
                 i += 1;
             }
@@ -1335,7 +1259,6 @@ impl<'s, L: Level> Profiler<'s, L> {
         st.nodes[node as usize].calls += 1;
         st.nodes[node as usize].timed += 1;
         st.stack.push(Frame { node, t0: t });
-        st.top = node;
         st.cur_base = st.nodes[node as usize].fn_base;
         if let Some(ev) = &self.events {
             ev.set_current(node);
@@ -1389,7 +1312,6 @@ impl<'s, L: Level> Profiler<'s, L> {
                 let n = &mut st.nodes[f.node as usize];
                 n.ticks += t.saturating_sub(f.t0);
             }
-            st.top = st.stack.last().map_or(0, |f| f.node);
         }
         st.cur_base = st.nodes[st.innermost() as usize].fn_base;
         if let Some(ev) = &self.events {
@@ -1684,7 +1606,6 @@ impl<'s, L: Level> Profiler<'s, L> {
             if let Some(f) = st.stack.pop() {
                 st.nodes[f.node as usize].ticks += t.saturating_sub(f.t0);
             }
-            st.top = st.stack.last().map_or(0, |f| f.node);
         }
         st.cur_base = NO_BASE;
         if let Ok(mut r) = self.registrations.try_borrow_mut() {
@@ -1700,12 +1621,9 @@ impl<'s, L: Level> Profiler<'s, L> {
         }
         let (ns_per_tick, duration_ns) = clock.calibrate();
         st.ones = 0;
-        st.runs.clear();
         let probes = std::mem::take(&mut st.probes);
-        let slots = std::mem::take(&mut st.slots);
-        let handles = st.handles.take();
-        for ((probe, slot), handle) in probes.into_iter().zip(slots).zip(handles) {
-            st.retire(probe, slot, Some(handle));
+        for (probe, slot) in probes.into_iter().zip(std::mem::take(&mut st.slots)) {
+            st.retire(probe, slot);
         }
         let mut notes = std::mem::take(&mut st.notes);
         if st.mismatches > 0 {
@@ -1851,10 +1769,9 @@ impl<'s, L: Level> State<'s, L> {
         1 + x % (2 * TIME_ONE_IN - 1)
     }
 
-    /// The innermost open region's node.
     #[inline(always)]
     fn innermost(&self) -> u32 {
-        self.top
+        self.stack.last().map_or(0, |f| f.node)
     }
 
     fn open_names(&self) -> String {
@@ -1896,49 +1813,21 @@ impl<'s, L: Level> State<'s, L> {
         c
     }
 
-    /// Orders the probes (with their handles and slots) into the sampling loop's runs
-    /// ([`Probe::group`]), after handles came or went.
+    /// Orders the probes (and their slots): those of one element first, by kind (the
+    /// sampling loop's branch on the kind then goes one way for a run of them); after handles
+    /// came or went.
     fn replan(&mut self) {
         let probes = std::mem::take(&mut self.probes);
         let slots = std::mem::take(&mut self.slots);
-        let handles = self.handles.take();
-        let mut all: Vec<((Probe, Slot), RawPvarHandle<'s, L>)> =
-            probes.into_iter().zip(slots).zip(handles).collect();
-        // Stable: within a run, the order of allocation.
-        all.sort_by_key(|((p, _), _)| p.group());
-        let mut handles = Vec::with_capacity(all.len());
-        for ((p, s), h) in all {
-            self.probes.push(p);
-            self.slots.push(s);
-            handles.push(h);
-        }
-        // One session: nothing is refused.
-        (self.handles, _) = ffi::PvarRow::new(handles);
-        // Those the row reads (of at most 8 bytes: all of one element).
-        let ones = self
-            .probes
-            .iter()
-            .take_while(|p| p.group() != MULTI)
-            .count();
-        self.ones = ones.min(self.handles.small());
-        self.vals = vec![0; self.ones];
-        self.failed = Vec::with_capacity(self.ones);
-        self.runs.clear();
-        for (i, p) in self.probes.iter().take(self.ones).enumerate() {
-            let (g, i) = (p.group(), i as u32);
-            match self.runs.last_mut() {
-                Some(r) if r.group == g => r.end = i + 1,
-                _ => self.runs.push(Run {
-                    group: g,
-                    start: i,
-                    end: i + 1,
-                }),
-            }
-        }
+        let mut pairs: Vec<(Probe<'s, L>, Slot)> = probes.into_iter().zip(slots).collect();
+        // Stable: within a kind, the order of allocation.
+        pairs.sort_by_key(|(p, _)| (p.count != 1, p.kind));
+        self.ones = pairs.iter().take_while(|(p, _)| p.count == 1).count();
+        (self.probes, self.slots) = pairs.into_iter().unzip();
     }
 
     /// A handle leaves: its per-element totals are kept, failures noted, the handle freed.
-    fn retire(&mut self, probe: Probe, slot: Slot, handle: Option<RawPvarHandle<'s, L>>) {
+    fn retire(&mut self, probe: Probe<'s, L>, slot: Slot) {
         let column = probe.column as usize;
         let Some(col) = self.columns.get(column) else {
             return;
@@ -1957,10 +1846,10 @@ impl<'s, L: Level> State<'s, L> {
         }
         let delta = col.metric == DerivedMetric::Delta;
         let count = probe.count as usize;
-        if let Some(handle) = handle.as_ref().filter(|_| count > 1) {
+        if count > 1 {
             let mut values = Vec::with_capacity(count);
             if read_sum(
-                handle,
+                &probe.handle,
                 probe.lane,
                 count,
                 &mut self.scratch,
@@ -1994,20 +1883,15 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 /// [`sample`], inlined into the two hot paths of call mode (the entry and the exit of a
 /// call not chosen for timing).
 ///
-/// Two passes, as a C loop would do it: the one-element handles read in a row into `vals`
-/// (8 bytes a handle, [`ffi::PvarRow::read_small`]), then each run of probes of one kind and
-/// decoding attributed by a loop of its own ([`attribute`]: for a counter, a shift, a
-/// conversion, a compare, a subtraction and an addition). Watermarks and levels are attributed
-/// out of line, and so is everything after a failed read.
+/// One loop over the one-element probes with no jump table: each is read into 8 zeroed bytes
+/// and decoded by its shift ([`Decode::value`]); counters, timers and
+/// aggregates (most variables) and states are attributed inline (a compare, a subtraction and
+/// an addition for a counter), the other kinds and a counter's reset out of line.
 #[inline(always)]
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let State {
-        handles,
         probes,
-        vals,
-        runs,
         ones,
-        failed,
         scratch,
         nodes,
         ..
@@ -2016,100 +1900,39 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         return;
     };
     let acc = &mut n.acc[..];
-    handles.read_small(vals, |i| failed.push(i as u32));
-    if !failed.is_empty() {
-        attribute_checked(probes, vals, failed, acc);
-    } else {
-        for r in runs.iter() {
-            let (s, e) = (r.start as usize, r.end as usize);
-            let (Some(ps), Some(xs)) = (probes.get_mut(s..e), vals.get(s..e)) else {
-                continue;
-            };
-            match r.group {
-                DELTA_U => attribute::<DELTA_U>(ps, xs, acc),
-                DELTA_S => attribute::<DELTA_S>(ps, xs, acc),
-                DELTA_F => attribute::<DELTA_F>(ps, xs, acc),
-                RAW_U => attribute::<RAW_U>(ps, xs, acc),
-                RAW_S => attribute::<RAW_S>(ps, xs, acc),
-                RAW_F => attribute::<RAW_F>(ps, xs, acc),
-                _ => attribute_other(ps, xs, acc),
-            }
+    let ones = (*ones).min(probes.len());
+    let (one, multi) = probes.split_at_mut(ones);
+    for p in one {
+        let mut buf = [0u8; 8];
+        if ffi::pvar_read(&p.handle, &mut buf).is_err() {
+            read_failed(p);
+            continue;
         }
-    }
-    if probes.len() > *ones {
-        sample_multi(probes, *ones, handles, acc, scratch);
-    }
-}
-
-/// Attributes the reads `xs` of a run of one-element probes `ps` of group `G` (delta or raw,
-/// by decoding) to the accumulators `acc`: the rules of [`observe`], with an integer read
-/// converted to `f64` in one instruction where it is below 2^63 (the others as
-/// [`Decode::value`]: the same value).
-#[inline(always)]
-fn attribute<const G: u8>(ps: &mut [Probe], xs: &[u64], acc: &mut [f64]) {
-    for (p, &x) in ps.iter_mut().zip(xs) {
-        let v = match G {
-            DELTA_F | RAW_F => f64::from_bits(x),
-            DELTA_S | RAW_S => Decode::signed(x, p.shift) as f64,
-            _ => {
-                let u = Decode::unsigned(x, p.shift);
-                match i64::try_from(u) {
-                    Ok(i) => i as f64,
-                    Err(_) => u as f64,
-                }
-            }
-        };
+        let v = p.decode.value(buf, p.shift);
+        // One comparison: `at + 2` cannot overflow (`at` is a u32).
         let at = p.at as usize;
-        if G <= DELTA_F {
-            if let Some(sum) = acc.get_mut(at) {
+        if p.kind == Kind::Delta {
+            if let Some([sum]) = acc.get_mut(at..at + 1) {
                 add_delta(&mut p.last, sum, v);
             }
-        } else if let Some([seen, last]) = acc.get_mut(at..at + 2) {
-            (*seen, *last) = (1.0, v);
+        } else if p.kind == Kind::Raw {
+            if let Some([seen, last]) = acc.get_mut(at..at + 2) {
+                (*seen, *last) = (1.0, v);
+            }
+        } else if let Some(a) = acc.get_mut(at..) {
+            observe_out_of_line(&mut p.last, p.kind, a, v);
         }
+    }
+    if !multi.is_empty() {
+        sample_multi(multi, acc, scratch);
     }
 }
 
-/// [`attribute`] for watermarks and levels, out of line.
+/// Samples the probes of several elements: their sums, read through the scratch buffers.
 #[inline(never)]
-fn attribute_other(ps: &mut [Probe], xs: &[u64], acc: &mut [f64]) {
-    for (p, &x) in ps.iter_mut().zip(xs) {
-        if let Some(a) = acc.get_mut(p.at as usize..) {
-            observe(&mut p.last, p.kind, a, p.decode.value(x, p.shift));
-        }
-    }
-}
-
-/// A sample some of whose reads (`failed`, emptied) failed: those are counted and the others
-/// attributed.
-#[cold]
-#[inline(never)]
-fn attribute_checked(ps: &mut [Probe], xs: &[u64], failed: &mut Vec<u32>, acc: &mut [f64]) {
-    for (i, (p, &x)) in ps.iter_mut().zip(xs).enumerate() {
-        if failed.contains(&(i as u32)) {
-            p.failures = p.failures.saturating_add(1);
-        } else if let Some(a) = acc.get_mut(p.at as usize..) {
-            observe(&mut p.last, p.kind, a, p.decode.value(x, p.shift));
-        }
-    }
-    failed.clear();
-}
-
-/// Samples the probes of several elements (those of `ps` from index `first`, with their
-/// handles at the same index): their sums, read through the scratch buffers.
-#[inline(never)]
-fn sample_multi<L: Level>(
-    ps: &mut [Probe],
-    first: usize,
-    handles: &ffi::PvarRow<'_, L>,
-    acc: &mut [f64],
-    scratch: &mut Scratch,
-) {
-    for (i, p) in ps.iter_mut().enumerate().skip(first) {
-        let Some(h) = handles.get(i) else {
-            continue;
-        };
-        match read_sum(h, p.lane, p.count as usize, scratch, None) {
+fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mut Scratch) {
+    for p in ps {
+        match read_sum(&p.handle, p.lane, p.count as usize, scratch, None) {
             Ok(v) => {
                 if let Some(a) = acc.get_mut(p.at as usize..) {
                     observe(&mut p.last, p.kind, a, v);
@@ -2118,6 +1941,12 @@ fn sample_multi<L: Level>(
             Err(_) => p.failures = p.failures.saturating_add(1),
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn read_failed<L: Level>(p: &mut Probe<'_, L>) {
+    p.failures = p.failures.saturating_add(1);
 }
 
 /// Attributes value `v` of a variable of kind `kind` whose previous value was `last` to its
@@ -2148,6 +1977,12 @@ fn observe(last: &mut f64, kind: Kind, a: &mut [f64], v: f64) {
             }
         }
     }
+}
+
+/// [`observe`], out of line: watermarks and levels in the sampling loop.
+#[inline(never)]
+fn observe_out_of_line(last: &mut f64, kind: Kind, a: &mut [f64], v: f64) {
+    observe(last, kind, a, v)
 }
 
 /// A counter's, timer's or aggregate's read: the delta since `prev` added to `sum`.
@@ -2246,35 +2081,35 @@ mod tests {
         proptest::collection::vec(read, 0..64)
     }
 
-    /// The slot of 8 bytes the sampling loop reads for a variable whose value is `x`: MPI
-    /// writes the variable's own bytes at the start, the rest holds what it held (`junk`).
-    fn written<const N: usize>(x: [u8; N], junk: u64) -> u64 {
-        let mut b = junk.to_ne_bytes();
+    /// The 8 bytes the sampling loop reads for a variable whose value is `x`: MPI writes the
+    /// variable's own bytes at the start of the buffer, zeroed before.
+    fn written<const N: usize>(x: [u8; N]) -> [u8; 8] {
+        let mut b = [0u8; 8];
         b[..N].copy_from_slice(&x);
-        u64::from_ne_bytes(b)
+        b
     }
 
     proptest! {
         /// MPI-4.1 §16.3.7 (`MPI_T_pvar_read` writes the variable's datatype into the buffer):
         /// every lane's value decodes to itself, signed ones sign-extended, on this host's
-        /// byte order, whatever the bytes after the variable's hold.
+        /// byte order.
         #[test]
         fn decoding_gives_the_value_of_every_lane(
             u8v in any::<u8>(), u32v in any::<u32>(), u64v in any::<u64>(),
             i16v in any::<i16>(), i32v in any::<i32>(), i64v in any::<i64>(),
-            f64v in any::<f64>(), j in any::<u64>(),
+            f64v in any::<f64>(),
         ) {
             let d = |lane| {
                 let (how, shift) = Decode::of(lane);
-                move |x: u64| how.value(x, shift)
+                move |b: [u8; 8]| how.value(b, shift)
             };
-            prop_assert_eq!(d(Lane::U8)(written(u8v.to_ne_bytes(), j)), f64::from(u8v));
-            prop_assert_eq!(d(Lane::U32)(written(u32v.to_ne_bytes(), j)), f64::from(u32v));
-            prop_assert_eq!(d(Lane::U64)(written(u64v.to_ne_bytes(), j)), u64v as f64);
-            prop_assert_eq!(d(Lane::I16)(written(i16v.to_ne_bytes(), j)), f64::from(i16v));
-            prop_assert_eq!(d(Lane::I32)(written(i32v.to_ne_bytes(), j)), f64::from(i32v));
-            prop_assert_eq!(d(Lane::I64)(written(i64v.to_ne_bytes(), j)), i64v as f64);
-            let f = d(Lane::F64)(written(f64v.to_ne_bytes(), j));
+            prop_assert_eq!(d(Lane::U8)(written(u8v.to_ne_bytes())), f64::from(u8v));
+            prop_assert_eq!(d(Lane::U32)(written(u32v.to_ne_bytes())), f64::from(u32v));
+            prop_assert_eq!(d(Lane::U64)(written(u64v.to_ne_bytes())), u64v as f64);
+            prop_assert_eq!(d(Lane::I16)(written(i16v.to_ne_bytes())), f64::from(i16v));
+            prop_assert_eq!(d(Lane::I32)(written(i32v.to_ne_bytes())), f64::from(i32v));
+            prop_assert_eq!(d(Lane::I64)(written(i64v.to_ne_bytes())), i64v as f64);
+            let f = d(Lane::F64)(written(f64v.to_ne_bytes()));
             prop_assert_eq!(f.to_bits(), f64v.to_bits());
         }
 
@@ -2313,57 +2148,6 @@ mod tests {
             prop_assert_eq!(changes, t.changes());
             prop_assert_eq!(amount, t.cumulative_change());
             prop_assert_eq!(seen.map(f64::to_bits), vs.last().map(|v| v.to_bits()));
-        }
-
-        /// The sampling loop's runs ([`attribute`], [`attribute_other`]) attribute a
-        /// one-element variable's reads exactly as [`observe`] does with [`Decode::value`],
-        /// for every kind and datatype: the fast conversions change no value.
-        #[test]
-        fn runs_attribute_as_observe(
-            lane in proptest::sample::select(vec![
-                Lane::U8, Lane::U32, Lane::U64, Lane::I16, Lane::I32, Lane::I64, Lane::F64,
-            ]),
-            kind in proptest::sample::select(vec![
-                Kind::Delta, Kind::Up, Kind::Down, Kind::Samples, Kind::Raw,
-            ]),
-            xs in proptest::collection::vec(
-                prop_oneof![0u64..1000, any::<u64>(), Just(u64::MAX), Just(1 << 63)],
-                0..32,
-            ),
-        ) {
-            let (decode, shift) = Decode::of(lane);
-            let mut p = Probe {
-                last: if kind == Kind::Delta { 0.0 } else { f64::NAN },
-                column: 0,
-                at: 1,
-                count: 1,
-                failures: 0,
-                lane,
-                kind,
-                decode,
-                shift,
-            };
-            let mut q = p;
-            // One accumulator before the variable's: it is left alone.
-            let mut want = [&[7.0][..], kind.zero()].concat();
-            let mut got = want.clone();
-            for &x in &xs {
-                observe(&mut q.last, kind, &mut want[1..], decode.value(x, shift));
-                let g = p.group();
-                let run = std::slice::from_mut(&mut p);
-                match g {
-                    DELTA_U => attribute::<DELTA_U>(run, &[x], &mut got),
-                    DELTA_S => attribute::<DELTA_S>(run, &[x], &mut got),
-                    DELTA_F => attribute::<DELTA_F>(run, &[x], &mut got),
-                    RAW_U => attribute::<RAW_U>(run, &[x], &mut got),
-                    RAW_S => attribute::<RAW_S>(run, &[x], &mut got),
-                    RAW_F => attribute::<RAW_F>(run, &[x], &mut got),
-                    _ => attribute_other(run, &[x], &mut got),
-                }
-            }
-            let bits = |a: &[f64]| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-            prop_assert_eq!(bits(&got), bits(&want));
-            prop_assert_eq!(p.last.to_bits(), q.last.to_bits());
         }
     }
 }
