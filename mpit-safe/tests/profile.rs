@@ -6,7 +6,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use mpit_safe::profile::{Config, Metric, Mode, NodeKind, Profiler, Report};
+use common::node;
+use mpit_safe::profile::{Config, Metric, Mode, NodeKind, Profiler};
 use mpit_safe::sys::mpi_sys as ffi;
 use mpit_safe::{Bind, DerivedMetric, PvarClass, RawObject};
 
@@ -19,19 +20,6 @@ fn config(mode: Mode) -> Config {
         root: "test".into(),
         ..Config::default()
     }
-}
-
-fn node<'r>(r: &'r Report, path: &[&str]) -> (usize, &'r mpit_safe::profile::NodeReport) {
-    let mut at = 0;
-    assert_eq!(r.nodes[0].name, path[0]);
-    for name in &path[1..] {
-        at = r
-            .nodes
-            .iter()
-            .position(|n| n.parent == Some(at) && n.name == *name)
-            .unwrap_or_else(|| panic!("no node {name} under {}", r.nodes[at].name));
-    }
-    (at, &r.nodes[at])
 }
 
 /// Regions nest by name, functions hang under the region they were called in, counts are exact

@@ -5,7 +5,7 @@
 //! The test re-runs its own binary under `$MPIEXEC -n 2 --mca pml ob1`; rank 1 sends K
 //! messages that rank 0 has not posted, rank 0 reads K for peer 1, receives them, reads 0.
 
-use std::process::Command;
+mod common;
 
 use mpi::traits::*;
 use mpit_safe::{Bind, Mpit, Value};
@@ -84,23 +84,14 @@ fn unexpected_queue_length_per_peer() {
         );
         return;
     }
-    let mpiexec = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
-    let mut words = mpiexec.split_whitespace();
-    let mut cmd = Command::new(words.next().unwrap());
-    cmd.args(words)
-        .args(["-n", "2", "--mca", "pml", "ob1"])
-        .arg(std::env::current_exe().unwrap())
-        .args(["--exact", "unexpected_queue_length_per_peer", "--nocapture"])
-        .env(CHILD, "1");
-    let out = run_with_timeout(cmd, std::time::Duration::from_secs(120));
+    let out = common::run_ranks(
+        2,
+        &["--mca", "pml", "ob1"],
+        "unexpected_queue_length_per_peer",
+        CHILD,
+        std::time::Duration::from_secs(120),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // Indented, so the ranks' own harness lines are not counted as this run's results.
-    for line in stdout
-        .lines()
-        .chain(String::from_utf8_lossy(&out.stderr).lines())
-    {
-        eprintln!("  | {line}");
-    }
     assert!(
         out.status.success(),
         "the 2-rank run failed: {}",
@@ -112,23 +103,4 @@ fn unexpected_queue_length_per_peer() {
         )),
         "rank 0 did not report the expected counts"
     );
-}
-
-/// Runs `cmd`, killing it after `limit` (a hung MPI job must fail the test, not stall it).
-fn run_with_timeout(mut cmd: Command, limit: std::time::Duration) -> std::process::Output {
-    use std::process::Stdio;
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mpiexec");
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
 }

@@ -93,3 +93,64 @@ pub(crate) fn material() -> Material {
         },
     }
 }
+
+/// The node at `path` (names from the root down) of a profile: its index and report.
+pub(crate) fn node<'r>(
+    r: &'r mpit_safe::profile::Report,
+    path: &[&str],
+) -> (usize, &'r mpit_safe::profile::NodeReport) {
+    let mut at = 0;
+    assert_eq!(r.nodes[0].name, path[0]);
+    for name in &path[1..] {
+        at = r
+            .nodes
+            .iter()
+            .position(|n| n.parent == Some(at) && n.name == *name)
+            .unwrap_or_else(|| panic!("no node {name} under {}", r.nodes[at].name));
+    }
+    (at, &r.nodes[at])
+}
+
+/// Runs test `test` of this binary on `ranks` ranks, `$MPIEXEC -n RANKS ARGS BINARY --exact
+/// TEST --nocapture` with `child` set in the environment (the test runs its ranks' part when
+/// it finds it). Kills the job after `limit` (a hung MPI job fails the test instead of
+/// stalling it) and echoes its output indented (the ranks' harness lines are then not taken
+/// for this run's results).
+pub(crate) fn run_ranks(
+    ranks: u32,
+    args: &[&str],
+    test: &str,
+    child: &str,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    let mpiexec = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
+    let mut words = mpiexec.split_whitespace();
+    let mut job = Command::new(words.next().unwrap())
+        .args(words)
+        .args(["-n", &ranks.to_string()])
+        .args(args)
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture"])
+        .env(child, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mpiexec");
+    let start = std::time::Instant::now();
+    while job.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = job.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = job.wait_with_output().unwrap();
+    for line in String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .chain(String::from_utf8_lossy(&out.stderr).lines())
+    {
+        eprintln!("  | {line}");
+    }
+    out
+}

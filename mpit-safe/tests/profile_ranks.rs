@@ -1,0 +1,220 @@
+//! Call mode's fast path across two ranks (MPI-4.1 §16.3.7 with spec 003's attribution): a
+//! function's calls after its first few in a region, not chosen for timing, take the sampling
+//! loop inlined into the entry and exit. Each sample must attribute like the general path: what
+//! a counter moves inside an MPI call goes to that call's function, what moves between calls to
+//! the region, and nothing is lost or counted twice. So for every integer counter, the exclusive
+//! deltas of the region and its two functions add up exactly to what a separate session reads
+//! around the region.
+//!
+//! The test re-runs its own binary under `$MPIEXEC -n 2` (mpich-ev cannot send to itself in a
+//! world of one). Both ranks ping-pong [`PAIRS`] times, then rank 1 sends [`K`] messages rank 0
+//! has not posted yet; after a barrier rank 0 receives them, each found in the unexpected
+//! queue. On an MPICH with pvars (mpich-ev) `unexpected_recvq_match_attempts` must move by at
+//! least `K` inside `MPI_Recv`; elsewhere the counters present are checked, and the test says
+//! how many moved.
+
+mod common;
+
+use std::time::Duration;
+
+use mpi::traits::*;
+use mpit_safe::profile::{Config, Metric, Mode, NodeReport, Profiler};
+use mpit_safe::{Bind, DerivedMetric, Mpit, NoObject, TypeKind};
+
+const CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_CHILD";
+const PAIRS: u64 = 300;
+const K: u64 = 20;
+const TEST: &str = "call_mode_fast_path_conserves_counters";
+
+fn child() {
+    let universe = mpi::initialize().expect("MPI_Init");
+    let world = universe.world();
+    // A failed assertion on one rank must not leave the other waiting.
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| measure(&world)));
+    if run.is_err() {
+        world.abort(3);
+    }
+}
+
+fn measure(world: &mpi::topology::SimpleCommunicator) {
+    let rank = world.rank();
+    let other = world.process_at_rank(1 - rank);
+    let mpit = Mpit::init().unwrap();
+    // Integer counters bound to no object (a timer's doubles would not add up exactly).
+    let counters: Vec<_> = mpit
+        .pvars()
+        .unwrap()
+        .entries
+        .into_iter()
+        .filter(|v| {
+            v.bind == Bind::NoObject
+                && v.class.derived_metric() == DerivedMetric::Delta
+                && matches!(
+                    v.datatype.kind(),
+                    TypeKind::UnsignedInteger | TypeKind::SignedInteger
+                )
+        })
+        .collect();
+    let reference = mpit.session().unwrap();
+    let handles: Vec<_> = counters
+        .iter()
+        .filter_map(|v| {
+            let h = reference.dyn_handle(v.index, &NoObject).ok()?;
+            if !v.continuous {
+                h.start().ok()?;
+            }
+            Some((v.index, v.name.to_string(), h))
+        })
+        .collect();
+    let read = |h: &mpit_safe::DynPvarHandle<'_>| -> Option<i128> {
+        h.read_values()
+            .ok()?
+            .iter()
+            .map(|v| v.as_i64().map(i128::from))
+            .sum()
+    };
+    let session = mpit.session().unwrap();
+    let config = Config {
+        mode: Mode::Call,
+        functions: vec!["MPI_Send", "MPI_Recv"],
+        root: "test".into(),
+        ..Config::default()
+    };
+    let p = Profiler::new(&session, config).unwrap();
+    let send = |x: u64| {
+        let c = p.call_enter(0);
+        other.send_with_tag(&x, 7);
+        p.call_exit(c);
+    };
+    let recv = || {
+        let c = p.call_enter(1);
+        let (x, _) = other.receive_with_tag::<u64>(7);
+        p.call_exit(c);
+        x
+    };
+    let before: Vec<_> = handles.iter().map(|(_, _, h)| read(h)).collect();
+    {
+        let _r = p.region("pairs");
+        for i in 0..PAIRS {
+            if rank == 0 {
+                send(i);
+                assert_eq!(recv(), i);
+            } else {
+                let x = recv();
+                send(x);
+            }
+        }
+        if rank == 1 {
+            for i in 0..K {
+                send(i);
+            }
+        }
+        // Not profiled: what it moves belongs to the region.
+        world.barrier();
+        if rank == 0 {
+            for i in 0..K {
+                assert_eq!(recv(), i);
+            }
+        }
+    }
+    let after: Vec<_> = handles.iter().map(|(_, _, h)| read(h)).collect();
+    let r = p.finish().unwrap();
+    let (_, region) = common::node(&r, &["test", "pairs"]);
+    let fns = [
+        common::node(&r, &["test", "pairs", "MPI_Send"]).1,
+        common::node(&r, &["test", "pairs", "MPI_Recv"]).1,
+    ];
+    // A function whose calls take long on average (a receive waiting for its peer over TCP)
+    // is timed at every call, on the general path; the eager sends at least are not.
+    let timed: Vec<_> = fns
+        .iter()
+        .map(|f| format!("{} {}/{} timed", f.name, f.timed_calls, f.calls))
+        .collect();
+    assert!(
+        fns.iter().any(|f| f.timed_calls < f.calls),
+        "rank {rank}: every call was timed ({timed:?}): the fast path was not taken"
+    );
+    let delta = |n: &NodeReport, col: usize| match n.metrics[col] {
+        Metric::Delta { sum } => sum,
+        ref m => panic!("not a delta: {m:?}"),
+    };
+    let (mut compared, mut moved, mut unread, mut attempts) = (0, 0, 0, None);
+    for (((index, name, _), b), a) in handles.iter().zip(&before).zip(&after) {
+        let (Some(b), Some(a)) = (b, a) else {
+            unread += 1;
+            continue;
+        };
+        let Some(col) = r
+            .columns
+            .iter()
+            // By index: MPICH lists some timers as counters too, under the same name.
+            .position(|c| c.info.index == *index && c.handles > 0)
+        else {
+            continue;
+        };
+        let direct = (a - b) as f64;
+        let parts = [delta(region, col), delta(fns[0], col), delta(fns[1], col)];
+        assert_eq!(
+            parts.iter().sum::<f64>(),
+            direct,
+            "rank {rank} {name}: region, MPI_Send and MPI_Recv hold {parts:?}, a separate \
+             session read {direct} around the region"
+        );
+        compared += 1;
+        if direct != 0.0 {
+            moved += 1;
+        }
+        if name == "unexpected_recvq_match_attempts" {
+            attempts = Some(parts);
+        }
+    }
+    println!(
+        "rank {rank}: {} integer counters, {} with handles, {unread} unreadable, {compared} \
+         compared, {moved} moved, \
+         unexpected_recvq_match_attempts {attempts:?} (region, MPI_Send, MPI_Recv); {}",
+        counters.len(),
+        handles.len(),
+        timed.join(", ")
+    );
+    // MPICH configured with pvars (mpich-ev) has the receive queue's counters.
+    let mpich_pvars =
+        mpit_safe::implementation().vendor == mpit_safe::Vendor::Mpich && common::material().pvars;
+    if rank == 0 && mpich_pvars {
+        let [_, _, in_recv] =
+            attempts.expect("MPICH with pvars: no unexpected_recvq_match_attempts");
+        assert!(
+            in_recv >= K as f64,
+            "unexpected_recvq_match_attempts moved {in_recv} in MPI_Recv, fewer than the {K} \
+             unexpected messages"
+        );
+    }
+    world.barrier();
+}
+
+#[test]
+fn call_mode_fast_path_conserves_counters() {
+    if std::env::var_os(CHILD).is_some() {
+        return child();
+    }
+    let out = common::run_ranks(2, &[], TEST, CHILD, Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the 2-rank run failed: {}",
+        out.status
+    );
+    for rank in 0..2 {
+        // The ranks' harness may print on the same line first.
+        let tag = format!("rank {rank}: ");
+        let line = stdout
+            .lines()
+            .find_map(|l| l.find(&tag).map(|at| &l[at..]))
+            .unwrap_or_else(|| panic!("rank {rank} did not report"));
+        if line.contains(" 0 compared") {
+            eprintln!(
+                "{}: no integer counter bound to no object: conservation had nothing to check",
+                mpit_safe::sys::IMPLEMENTATION
+            );
+        }
+    }
+}
