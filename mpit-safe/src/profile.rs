@@ -21,9 +21,9 @@
 //!   aggregates and timers ([`DeltaTracker`]: a drop is a reset), change count and amount for
 //!   watermarks ([`WatermarkTracker`](mpit_core::WatermarkTracker)), count/min/max/sum of the
 //!   samples for levels, sizes and percentages, the last value for states and generic
-//!   variables. A variable of several
-//!   elements contributes the sum of its elements; its per-element totals over the run are in
-//!   [`Report::elements`] (one row of a communication matrix for per-peer variables).
+//!   variables. A variable of several elements contributes the sum of its elements; its
+//!   per-element totals over the run are in [`Report::elements`] (one row of a communication
+//!   matrix for per-peer variables).
 //! - **Events** (with [`Config::events`], where the MPI has the event API): every event type
 //!   is registered and its instances are counted per region.
 //!

@@ -212,7 +212,8 @@ fn call_mode_fast_path_conserves_counters() {
             .unwrap_or_else(|| panic!("rank {rank} did not report"));
         if line.contains(" 0 compared") {
             eprintln!(
-                "{}: no integer counter bound to no object: conservation had nothing to check",
+                "{} rank {rank}: no integer counter bound to no object could be allocated and \
+                 read: conservation had nothing to check",
                 mpit_safe::sys::IMPLEMENTATION
             );
         }
