@@ -172,6 +172,12 @@ pub enum Error {
     /// names the implementation, its versions and what goes wrong.
     #[error("refused: {0}")]
     KnownCrash(&'static crate::implementation::Quirk),
+    /// A part of the tool interface that the installed MPI's `mpi.h` does not declare (e.g. the
+    /// MPI-4 event API on Open MPI 4.1 and 5.0): the call compiles everywhere and answers this
+    /// at run time. Its [`class`](Error::class) is [`ErrorClass::NotSupported`]; it has no raw
+    /// code, since no MPI call was made.
+    #[error("not supported by the installed MPI: its mpi.h has no {}", .0.what())]
+    NotSupported(Feature),
     /// A value that breaks a rule of the standard or of this crate (the message says which).
     // A thin box: `Box<str>` would make the error three words.
     #[allow(clippy::box_collection)]
@@ -186,6 +192,37 @@ pub enum Error {
 // words that way), so the success path of every wrapped call costs what C's `int` costs.
 const _: () = assert!(core::mem::size_of::<Result<()>>() <= 2 * core::mem::size_of::<usize>());
 const _: () = assert!(core::mem::size_of::<Error>() <= 16);
+
+/// An optional part of the tool interface, which an installed `mpi.h` may lack
+/// ([`Error::NotSupported`]).
+///
+/// ```
+/// use mpit_core::{Error, ErrorClass, error::Feature};
+///
+/// let e = Error::NotSupported(Feature::Events);
+/// assert!(e.is(ErrorClass::NotSupported));
+/// assert_eq!(e.raw_code(), None);
+/// assert!(e.to_string().contains("MPI_T_event_"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Feature {
+    /// The MPI-4.0 event API (§15.3.8 there, MPI-4.1 §16.3.8): event types, sources,
+    /// registrations and callbacks (`MPI_T_event_*`, `MPI_T_source_*`,
+    /// `MPI_T_category_get_num_events`, `MPI_T_category_get_events`).
+    Events,
+}
+
+impl Feature {
+    /// What the header lacks, in words.
+    pub const fn what(self) -> &'static str {
+        match self {
+            Feature::Events => {
+                "MPI-4 event API (MPI_T_event_*, MPI_T_source_*, MPI_T_category_get_events)"
+            }
+        }
+    }
+}
 
 /// The detail of [`Error::TypeMismatch`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -234,11 +271,13 @@ impl Error {
     }
 
     /// The MPI_T error class, or `None` for [`Error::Other`] and the crate's
-    /// own errors.
+    /// own errors ([`Error::NotSupported`] counts as
+    /// [`ErrorClass::NotSupported`]).
     #[inline]
     pub const fn class(&self) -> Option<ErrorClass> {
         match self {
             Error::Mpi { class, .. } => Some(*class),
+            Error::NotSupported(_) => Some(ErrorClass::NotSupported),
             _ => None,
         }
     }

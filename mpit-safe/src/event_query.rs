@@ -1,7 +1,8 @@
 //! Event sources and event types: queries (MPI-4.1 §16.3.8.1, §16.3.8.3).
 //!
-//! Compiled where the installed `mpi.h` declares the MPI-4 event API (`cfg(mpit_events)`:
-//! MPICH 4 and later); Open MPI 4.1 and 5.0 have no event API, and this module is absent there.
+//! Compiled on every MPI. Where the installed `mpi.h` has no event API (Open MPI 4.1 and 5.0;
+//! MPICH 4 and later have it, `cfg(mpit_events)`), every call answers
+//! [`Error::NotSupported`] and [`crate::features`] says so beforehand.
 
 #![forbid(unsafe_code)]
 

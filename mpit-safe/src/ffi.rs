@@ -30,6 +30,15 @@ use mpi::raw::AsRaw;
 use mpit_core::{Bind, Datatype, Error, Result, Scalar, TypeKind};
 use mpit_sys as sys;
 
+// The MPI-4 event API: the header's, or where it has none, stand-ins with its signatures that
+// answer "not supported", so that the event code below compiles on every MPI.
+#[cfg(mpit_events)]
+pub(crate) use mpit_sys as esys;
+#[cfg(not(mpit_events))]
+pub(crate) mod no_event_api;
+#[cfg(not(mpit_events))]
+pub(crate) use no_event_api as esys;
+
 use crate::init::level::{Level, Multiple};
 use crate::object::MpiObject;
 use crate::raw::{RawConstant, c_len, check, non_negative};
@@ -215,7 +224,6 @@ kinds! {
     Category => category_get_num;
 }
 
-#[cfg(mpit_events)]
 kinds! {
     /// Event types.
     Event => event_get_num;
@@ -255,13 +263,13 @@ impl<K: Kind> Index<K> {
 }
 
 macro_rules! get_num {
-    ($($(#[$doc:meta])* $name:ident => $mpi:ident;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident => $mpi:path;)*) => {$(
         $(#[$doc])*
         #[inline]
         pub(crate) fn $name<L: Level>(_init: &TInit<L>) -> Result<usize> {
             let mut n = 0;
             // SAFETY: MPI_T is initialised while `_init` lives; `n` is a valid out-pointer.
-            check(unsafe { sys::$mpi(&mut n) })?;
+            check(unsafe { $mpi(&mut n) })?;
             non_negative(n)
         }
     )*};
@@ -269,19 +277,15 @@ macro_rules! get_num {
 
 get_num! {
     /// `MPI_T_cvar_get_num`.
-    cvar_get_num => MPI_T_cvar_get_num;
+    cvar_get_num => sys::MPI_T_cvar_get_num;
     /// `MPI_T_pvar_get_num`.
-    pvar_get_num => MPI_T_pvar_get_num;
+    pvar_get_num => sys::MPI_T_pvar_get_num;
     /// `MPI_T_category_get_num`.
-    category_get_num => MPI_T_category_get_num;
-}
-
-#[cfg(mpit_events)]
-get_num! {
+    category_get_num => sys::MPI_T_category_get_num;
     /// `MPI_T_event_get_num`.
-    event_get_num => MPI_T_event_get_num;
+    event_get_num => esys::MPI_T_event_get_num;
     /// `MPI_T_source_get_num`.
-    source_get_num => MPI_T_source_get_num;
+    source_get_num => esys::MPI_T_source_get_num;
 }
 
 /// `MPI_T_category_changed`: the stamp of the categories.
@@ -490,7 +494,7 @@ pub(crate) fn category_get_info<L: Level>(
 }
 
 macro_rules! category_members {
-    ($($(#[$attr:meta])* $name:ident => $mpi:ident;)*) => {$(
+    ($($(#[$attr:meta])* $name:ident => $mpi:path;)*) => {$(
         $(#[$attr])*
         #[inline]
         pub(crate) fn $name<L: Level>(
@@ -500,25 +504,23 @@ macro_rules! category_members {
         ) -> Result<()> {
             // SAFETY: MPI_T is initialised while `_init` lives; the index is below the count;
             // `out` holds the number of ints passed, and MPI writes at most that many.
-            check(unsafe { sys::$mpi(index.raw, c_len(out.len())?, out.as_mut_ptr()) })
+            check(unsafe { $mpi(index.raw, c_len(out.len())?, out.as_mut_ptr()) })
         }
     )*};
 }
 
 category_members! {
     /// `MPI_T_category_get_cvars`: the first `out.len()` member control variables.
-    category_get_cvars => MPI_T_category_get_cvars;
+    category_get_cvars => sys::MPI_T_category_get_cvars;
     /// `MPI_T_category_get_pvars`: the first `out.len()` member performance variables.
-    category_get_pvars => MPI_T_category_get_pvars;
+    category_get_pvars => sys::MPI_T_category_get_pvars;
     /// `MPI_T_category_get_categories`: the first `out.len()` subcategories.
-    category_get_categories => MPI_T_category_get_categories;
+    category_get_categories => sys::MPI_T_category_get_categories;
     /// `MPI_T_category_get_events`: the first `out.len()` member event types.
-    #[cfg(mpit_events)]
-    category_get_events => MPI_T_category_get_events;
+    category_get_events => esys::MPI_T_category_get_events;
 }
 
 /// `MPI_T_category_get_num_events`: the number of event types in a category.
-#[cfg(mpit_events)]
 #[inline]
 pub(crate) fn category_get_num_events<L: Level>(
     _init: &TInit<L>,
@@ -526,19 +528,19 @@ pub(crate) fn category_get_num_events<L: Level>(
 ) -> Result<c_int> {
     let mut n = 0;
     // SAFETY: MPI_T is initialised; the index is below the count; valid out-pointer.
-    check(unsafe { sys::MPI_T_category_get_num_events(index.raw, &mut n) })?;
+    check(unsafe { esys::MPI_T_category_get_num_events(index.raw, &mut n) })?;
     Ok(n)
 }
 
 macro_rules! get_index {
-    ($($(#[$attr:meta])* $name:ident => $mpi:ident;)*) => {$(
+    ($($(#[$attr:meta])* $name:ident => $mpi:path;)*) => {$(
         $(#[$attr])*
         #[inline]
         pub(crate) fn $name<L: Level>(_init: &TInit<L>, name: &CStr) -> Result<c_int> {
             let mut index = -1;
             // SAFETY: MPI_T is initialised while `_init` lives; `name` is NUL-terminated and
             // alive for the call; `index` is a valid out-pointer.
-            check(unsafe { sys::$mpi(name.as_ptr(), &mut index) })?;
+            check(unsafe { $mpi(name.as_ptr(), &mut index) })?;
             Ok(index)
         }
     )*};
@@ -546,12 +548,11 @@ macro_rules! get_index {
 
 get_index! {
     /// `MPI_T_cvar_get_index`: the index of the control variable called `name`.
-    cvar_get_index => MPI_T_cvar_get_index;
+    cvar_get_index => sys::MPI_T_cvar_get_index;
     /// `MPI_T_category_get_index`: the index of the category called `name`.
-    category_get_index => MPI_T_category_get_index;
+    category_get_index => sys::MPI_T_category_get_index;
     /// `MPI_T_event_get_index`: the index of the event type called `name`.
-    #[cfg(mpit_events)]
-    event_get_index => MPI_T_event_get_index;
+    event_get_index => esys::MPI_T_event_get_index;
 }
 
 /// `MPI_T_pvar_get_index`: the index of the performance variable called `name` in `class` (a
@@ -1085,11 +1086,9 @@ impl<L: Level> Drop for RawPvarHandle<'_, L> {
     }
 }
 
-#[cfg(mpit_events)]
 pub(crate) use events::*;
 
 /// Event types, sources and registrations with their callbacks (MPI-4.1 §16.3.8).
-#[cfg(mpit_events)]
 mod events {
     use std::any::Any;
     use std::ffi::{c_int, c_void};
@@ -1100,8 +1099,8 @@ mod events {
     use std::sync::{Arc, Condvar, Mutex};
     use std::time::Duration;
 
+    use super::esys as sys;
     use mpit_core::{Datatype, Error, ErrorClass, EventElement, Result, Scalar};
-    use mpit_sys as sys;
 
     use super::{
         Event, Index, RawEnum, RawInfo, RawObject, Source, TInit, enum_handle, fits, holds,
@@ -1206,6 +1205,8 @@ mod events {
 
     /// `MPI_T_event_get_info` for the first `num` elements (datatypes and displacements) of
     /// event type `index`.
+    // `MPI_Aint` is `ptrdiff_t` (isize) in Open MPI's header, `long` in MPICH's.
+    #[allow(clippy::unnecessary_cast)]
     pub(crate) fn event_get_elements<L: Level>(
         _init: &TInit<L>,
         index: Index<Event>,

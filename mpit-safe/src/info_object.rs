@@ -61,7 +61,6 @@ impl Info {
     }
 
     /// Takes ownership of an info object MPI returned (e.g. from a `*_get_info`).
-    #[cfg_attr(not(mpit_events), allow(dead_code))]
     pub(crate) fn from_owned(raw: RawInfo) -> Info {
         Info { raw }
     }
@@ -78,7 +77,6 @@ impl Info {
     }
 
     /// The owned handle, for the fence's entries.
-    #[cfg_attr(not(mpit_events), allow(dead_code))]
     pub(crate) fn raw(&self) -> &RawInfo {
         &self.raw
     }

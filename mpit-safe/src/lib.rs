@@ -17,8 +17,9 @@
 //! * Performance variables: a [`Session`] owns an experiment; [`PvarHandle`]s borrow it and
 //!   `start`, `stop`, `read`, `read_reset`, `reset`, `write` (perf-event's `Counter` idiom);
 //!   `start_all`/`stop_all`/`reset_all` act on the whole session.
-//! * Events (where the header has the MPI-4 event API: MPICH 4+, not Open MPI 4.1/5.0): event
-//!   sources and event types (`Mpit::events`, `Mpit::sources`, `Mpit::event_info`,
+//! * Events (MPI-4; the same API compiles on every MPI and, where the header has no event API
+//!   (Open MPI 4.1/5.0), answers [`Error::NotSupported`] at run time: [`features`] tells
+//!   beforehand): event sources and event types (`Mpit::events`, `Mpit::sources`, `Mpit::event_info`,
 //!   `Mpit::event_hints`, `Mpit::source_timestamp`, ...), and `Registration`s owning the
 //!   closures MPI calls (`Mpit::event_registration` builds one with hints, closures per level
 //!   installed highest first and a dropped handler; `Mpit::register_event`,
@@ -89,8 +90,8 @@ pub use mpit_core::*;
 pub use mpit_sys as sys;
 
 mod control;
-#[cfg(mpit_events)]
 mod event_query;
+mod features;
 // The fence: every call into MPI and every callback from MPI, in one file to audit.
 #[allow(unsafe_code)]
 mod ffi;
@@ -101,18 +102,17 @@ pub mod profile;
 mod query;
 pub mod quirks;
 mod raw;
-#[cfg(mpit_events)]
 mod registration;
 mod session;
 
 pub use control::{CvarHandle, DynCvarHandle};
+pub use features::{Features, features};
 pub use info_object::Info;
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
 pub use query::{Catalog, Listing, Refresh};
 pub use quirks::implementation;
 pub use raw::RawConstant;
-#[cfg(mpit_events)]
 pub use registration::{
     Dropped, EventInstance, EventRecord, EventStream, Freeing, INLINE_EVENT_BYTES, Registration,
     RegistrationBuilder,

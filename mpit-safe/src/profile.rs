@@ -866,7 +866,6 @@ impl EventCounts {
         self.current.store(node as usize, Relaxed);
     }
 
-    #[cfg_attr(not(mpit_events), allow(dead_code))]
     fn count(&self, ty: usize) {
         let n = self.current.load(Relaxed);
         match self.counts.get(n * self.types + ty) {
@@ -876,10 +875,7 @@ impl EventCounts {
     }
 }
 
-#[cfg(mpit_events)]
 type Registrations<'m, L> = Vec<crate::registration::Registration<'m, L>>;
-#[cfg(not(mpit_events))]
-type Registrations<'m, L> = Vec<std::marker::PhantomData<&'m L>>;
 
 /// The profiling engine: one session's handles on every (selected) performance variable,
 /// regions, per-function calls and times. See the [module documentation](self).
@@ -1687,12 +1683,15 @@ impl<'s, L: Level> Profiler<'s, L> {
         })
     }
 
-    #[cfg(mpit_events)]
     fn register_events(&mut self) -> Result<()> {
         use mpit_core::CbSafety;
         let mpit = self.session.mpit();
         let types = match mpit.events() {
             Ok(l) => l.entries,
+            Err(Error::NotSupported(_)) => {
+                self.note("events: this MPI's header has no event API (MPI-4.0 §16.3.8)".into());
+                return Ok(());
+            }
             Err(e) => {
                 self.note(format!("event types not listed: {e}"));
                 return Ok(());
@@ -1734,12 +1733,6 @@ impl<'s, L: Level> Profiler<'s, L> {
             self.event_types.push(info.name.to_string());
         }
         self.events = Some(counts);
-        Ok(())
-    }
-
-    #[cfg(not(mpit_events))]
-    fn register_events(&mut self) -> Result<()> {
-        self.note("events: this MPI's header has no event API (MPI-4.0 §16.3.8)".into());
         Ok(())
     }
 

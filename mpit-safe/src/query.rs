@@ -200,16 +200,15 @@ impl<L: Level> Mpit<L> {
             non_negative(r.num_pvars)?,
             non_negative(r.num_categories)?,
         );
-        #[cfg(mpit_events)]
-        let (num_events, events) = {
+        let (num_events, events) = if mpit_sys::consts::HAS_EVENTS {
             let ne = non_negative(ffi::category_get_num_events(init, i)?)?;
             (
                 Some(ne),
                 self.members(ne, |out| ffi::category_get_events(init, i, out))?,
             )
+        } else {
+            (None, Vec::new())
         };
-        #[cfg(not(mpit_events))]
-        let (num_events, events) = (None, Vec::new());
         Ok(CategoryInfo {
             index,
             name,

@@ -106,6 +106,10 @@ pub(crate) fn check(code: c_int) -> Result<()> {
 #[cold]
 #[inline(never)]
 pub(crate) fn error(code: c_int) -> Error {
+    #[cfg(not(mpit_events))]
+    if code == crate::ffi::no_event_api::NO_EVENT_API {
+        return Error::NotSupported(mpit_core::error::Feature::Events);
+    }
     match ErrorClass::from_raw(code) {
         Ok(class) => Error::from_class(class, code),
         Err(_) => Error::Other { code },

@@ -25,8 +25,8 @@ use std::time::Duration;
 use mpit_core::{
     CbSafety, Error, ErrorClass, EventElement, EventTypeInfo, Quirk, Result, Scalar, Value,
 };
-use mpit_sys as sys;
-
+// The header's event API, or its stand-ins where it has none.
+use crate::ffi::esys as sys;
 use crate::ffi::{self, EventRef, FreeWait, RawRegistration};
 use crate::info_object::Info;
 use crate::init::{Mpit, level::Level};
@@ -53,7 +53,8 @@ fn safety_from_raw(v: sys::MPI_T_cb_safety) -> CbSafety {
 }
 
 fn safety_to_raw(s: CbSafety) -> sys::MPI_T_cb_safety {
-    // Every value is declared where this module compiles (the header has the event API).
+    // Every value is declared where the header has the event API; without it the value is
+    // never passed to MPI (the calls answer `NotSupported`).
     s.to_raw()
         .unwrap_or(sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE) as sys::MPI_T_cb_safety
 }

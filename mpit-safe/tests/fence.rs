@@ -1,4 +1,4 @@
-//! The fence holds: outside `src/ffi.rs`, no source file of `mpit-safe` says `unsafe`, in code
+//! The fence holds: outside `src/ffi.rs` (and its submodules in `src/ffi/`), no source file of `mpit-safe` says `unsafe`, in code
 //! or in prose; the only use of the word allowed is the name of the `unsafe_code` lint that
 //! keeps it so (`#![forbid(unsafe_code)]` in each module, `#![deny(unsafe_code)]` and
 //! `#[allow(unsafe_code)] mod ffi;` in `lib.rs`).
@@ -27,8 +27,12 @@ fn unsafe_only_in_the_fence() {
         files.iter().any(|f| f.ends_with("ffi.rs")),
         "no fence in {src:?}"
     );
+    let fence = src.join("ffi");
     let mut found = Vec::new();
-    for file in files.iter().filter(|f| !f.ends_with("ffi.rs")) {
+    for file in files
+        .iter()
+        .filter(|f| !f.ends_with("ffi.rs") && !f.starts_with(&fence))
+    {
         let text = fs::read_to_string(file).unwrap();
         for (n, line) in text.lines().enumerate() {
             if line.replace("unsafe_code", "").contains("unsafe") {
@@ -48,7 +52,7 @@ fn every_module_forbids_unsafe_code() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     sources(&src, &mut files);
-    for file in &files {
+    for file in files.iter().filter(|f| !f.starts_with(src.join("ffi"))) {
         let text = fs::read_to_string(file).unwrap();
         let name = file.file_name().unwrap().to_str().unwrap();
         let wanted = match name {

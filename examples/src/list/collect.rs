@@ -56,13 +56,16 @@ pub fn collect(mpit: &Mpit, mpi_init: bool) -> Listing {
     }
 }
 
-/// Event types and sources with their hints, where the header has the event API.
-#[cfg(mpit_events)]
+/// Event types and sources with their hints, where the header has the event API (elsewhere
+/// every event call answers `NotSupported`: nothing to list, nothing missing).
 fn collect_events(
     mpit: &Mpit,
     holes: &mut Vec<Hole>,
     errors: &mut Vec<String>,
 ) -> (Vec<EventType>, Vec<Source>) {
+    if !mpit_safe::features().events {
+        return (Vec::new(), Vec::new());
+    }
     let (events, _) = split("event type", mpit.events(), holes, errors);
     let (sources, _) = split("source", mpit.sources(), holes, errors);
     let events = events
@@ -78,7 +81,6 @@ fn collect_events(
 
 /// The info hints MPI attaches to an event type or source, as `{key=value, ...}` (empty when
 /// there are none).
-#[cfg(mpit_events)]
 fn hints_text(info: mpit_safe::Result<mpit_safe::Info>) -> String {
     match info.and_then(|i| i.entries()) {
         Ok(kv) if kv.is_empty() => String::new(),
@@ -88,15 +90,6 @@ fn hints_text(info: mpit_safe::Result<mpit_safe::Info>) -> String {
         }
         Err(e) => format!("{{hints: {e}}}"),
     }
-}
-
-#[cfg(not(mpit_events))]
-fn collect_events(
-    _mpit: &Mpit,
-    _holes: &mut [Hole],
-    _errors: &mut [String],
-) -> (Vec<EventType>, Vec<Source>) {
-    (Vec::new(), Vec::new())
 }
 
 fn check_count(count: usize) -> Result<(), Error> {
