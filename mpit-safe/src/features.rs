@@ -16,7 +16,7 @@ use mpit_sys as sys;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Features {
-    /// The library loaded in this process ([`crate::implementation`]).
+    /// The library loaded in this process ([`crate::implementation()`]).
     pub implementation: Implementation,
     /// The MPI standard version the header declares (`MPI_VERSION`, `MPI_SUBVERSION`).
     pub mpi_version: (u32, u32),
