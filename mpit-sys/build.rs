@@ -16,7 +16,7 @@
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mpit_core::constants::{FAMILIES, Gate, Repr};
@@ -78,6 +78,48 @@ fn same_header_check(fingerprint: &[(String, String)], header: &str, found_by: &
         )
     );
     s
+}
+
+/// The launcher of the MPI whose `mpicc` the build used: beside it, `mpiexec.X` for
+/// `mpicc.X` (Debian's alternatives), else `mpiexec`, `mpirun`; found through pkg-config,
+/// `../bin` of a library directory. Tests start ranks with it, never with whatever `mpiexec`
+/// comes first on `PATH`.
+fn launcher_beside(mpicc: Option<&str>, lib_paths: &[PathBuf]) -> Option<PathBuf> {
+    let mut dirs_names: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    let plain = || vec!["mpiexec".to_owned(), "mpirun".to_owned()];
+    if let Some(cc) = mpicc.filter(|c| !c.is_empty()) {
+        let path = Path::new(cc);
+        let resolved = if path.components().count() > 1 {
+            Some(path.to_path_buf())
+        } else {
+            env::var_os("PATH").and_then(|p| {
+                env::split_paths(&p)
+                    .map(|d| d.join(cc))
+                    .find(|c| c.is_file())
+            })
+        };
+        if let Some(cc) = resolved {
+            let file = cc.file_name().and_then(|f| f.to_str()).unwrap_or("mpicc");
+            let mut names = Vec::new();
+            if let Some(suffix) = file.strip_prefix("mpicc") {
+                if !suffix.is_empty() {
+                    names.push(format!("mpiexec{suffix}"));
+                    names.push(format!("mpirun{suffix}"));
+                }
+            }
+            names.extend(plain());
+            dirs_names.push((cc.parent().unwrap_or(Path::new(".")).to_path_buf(), names));
+        }
+    }
+    for lib in lib_paths {
+        if let Some(prefix) = lib.parent() {
+            dirs_names.push((prefix.join("bin"), plain()));
+        }
+    }
+    dirs_names
+        .iter()
+        .flat_map(|(dir, names)| names.iter().map(move |n| dir.join(n)))
+        .find(|p| p.is_file())
 }
 
 /// C lines printing an `Option<c_int>` constant: `Some` when the preprocessor line `cond` holds.
@@ -345,7 +387,10 @@ fn main() {
         &header,
         lib.mpicc.as_deref().unwrap_or("pkg-config"),
     ));
-    let facts: [(&str, &str, String); 5] = [
+    let launcher = launcher_beside(lib.mpicc.as_deref(), &lib.lib_paths)
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let facts: [(&str, &str, String); 6] = [
         ("HAS_EVENTS", "bool", format!("{events}")),
         ("HAS_CATEGORY_EVENTS", "bool", format!("{category_events}")),
         ("HAS_BIND_SESSION", "bool", format!("{bind_session}")),
@@ -354,6 +399,7 @@ fn main() {
             "&str",
             format!("{:?}", lib.mpicc.clone().unwrap_or_default()),
         ),
+        ("BUILD_MPIEXEC", "&str", format!("{launcher:?}")),
         (
             "BUILD_MPI_LIBRARY_VERSION",
             "&str",
@@ -365,6 +411,9 @@ fn main() {
         "Whether the header declares `MPI_T_category_get_events`.",
         "Whether the header declares `MPI_T_BIND_MPI_SESSION` (`cfg(mpit_bind_session)`).",
         "The `mpicc` the build found (empty when found through pkg-config).",
+        "The launcher installed beside the build's `mpicc` (or in `../bin` of its library \
+         directory), an absolute path; empty when none was found (`mpit_safe::launcher` prefers \
+         `$MPIEXEC`).",
         "The library version `build-probe-mpi` reported at build time.",
     ];
     for ((name, ty, value), doc) in facts.iter().zip(docs) {

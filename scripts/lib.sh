@@ -177,6 +177,12 @@ select_mpi() {
       export LD_LIBRARY_PATH="$MPICH_EV_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
     *) echo "unknown implementation '$1' (expected one of: ${IMPLS[*]})" >&2; return 1 ;;
   esac
+  # A missing wrapper would let cargo and the tests fall back to another MPI found on PATH.
+  local launcher=${MPIEXEC%% *}
+  if ! command -v "$MPICC" >/dev/null || ! command -v "$launcher" >/dev/null; then
+    echo "$1 is not installed here ($MPICC or $launcher not found): run scripts/setup $1" >&2
+    return 1
+  fi
 }
 
 # Pretty name of an implementation key.

@@ -129,9 +129,10 @@ fn run(mut cmd: Command, what: &str) -> Output {
 
 /// `$MPICC [flags] SOURCE -o OUT`.
 fn compile(source: &str, out: &Path, flags: &[&str]) {
-    let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
+    // The selected mpicc, else the one the build used (never another MPI's first on PATH).
+    let mpicc = std::env::var("MPICC").unwrap_or_else(|_| mpit_sys::BUILD_MPICC.into());
     let mut words = mpicc.split_whitespace();
-    let mut cmd = Command::new(words.next().unwrap_or("mpicc"));
+    let mut cmd = Command::new(words.next().expect("no mpicc: set MPICC"));
     cmd.args(words)
         .args(["-O2", "-Wall"])
         .args(flags)
@@ -605,11 +606,7 @@ fn main() {
     if let Some(m) = &monitoring {
         let _ = write!(label, " (pml_monitoring_enable={m})");
     }
-    let mpiexec: Vec<String> = std::env::var("MPIEXEC")
-        .unwrap_or_else(|_| "mpiexec".into())
-        .split_whitespace()
-        .map(String::from)
-        .collect();
+    let mpiexec: Vec<String> = mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
 
     let pingpong_bin = work.join("pingpong");
     let cwrap = work.join("libprof_cwrap.so");

@@ -61,3 +61,25 @@ pub fn features() -> Features {
             && sys::consts::MPI_T_ERR_NOT_ACCESSIBLE.is_some(),
     }
 }
+
+/// The command that starts ranks of the MPI this crate was built against, as words: the
+/// command line in `$MPIEXEC` when set (it may carry arguments, e.g.
+/// `mpiexec --oversubscribe`), else the launcher installed beside the build's `mpicc`
+/// ([`BUILD_MPIEXEC`](mpit_sys::consts::BUILD_MPIEXEC)). `None` when neither is known.
+///
+/// Tests and tools use it rather than the first `mpiexec` on `PATH`, which on a machine with
+/// several MPIs may start ranks of another implementation than the one linked in.
+///
+/// ```no_run
+/// let mut words = mpit_safe::launcher().expect("no launcher: set MPIEXEC");
+/// let mut cmd = std::process::Command::new(words.remove(0));
+/// cmd.args(words).args(["-n", "2", "./my-mpi-program"]);
+/// ```
+pub fn launcher() -> Option<Vec<String>> {
+    let line = std::env::var("MPIEXEC")
+        .ok()
+        .filter(|l| !l.trim().is_empty())
+        .unwrap_or_else(|| sys::consts::BUILD_MPIEXEC.to_owned());
+    let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+    (!words.is_empty()).then_some(words)
+}

@@ -106,7 +106,7 @@ mod registration;
 mod session;
 
 pub use control::{CvarHandle, DynCvarHandle};
-pub use features::{Features, features};
+pub use features::{Features, features, launcher};
 pub use info_object::Info;
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};

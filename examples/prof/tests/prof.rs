@@ -20,17 +20,14 @@ fn dir() -> PathBuf {
     d
 }
 
+/// The selected `mpicc`, else the one the build used.
 fn mpicc() -> String {
-    std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into())
+    std::env::var("MPICC").unwrap_or_else(|_| mpit_safe::sys::BUILD_MPICC.into())
 }
 
-/// `$MPIEXEC` split into words (`mpiexec.openmpi --oversubscribe`).
+/// The selected MPI's launcher in words (`mpiexec.openmpi --oversubscribe`).
 fn mpiexec() -> Vec<String> {
-    std::env::var("MPIEXEC")
-        .unwrap_or_else(|_| "mpiexec".into())
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect()
+    mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)")
 }
 
 fn is_open_mpi() -> bool {

@@ -135,10 +135,9 @@ fn run(name: &str, mode: Option<&str>, argv: &[&str], files: &[(&str, String)]) 
     for (f, text) in files {
         std::fs::write(dir.join(f), text).unwrap();
     }
-    let line = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
     let mut cmd = Command::new("timeout");
     cmd.args(["-k", "10", "300"])
-        .args(line.split_whitespace())
+        .args(mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)"))
         .args(["-n", "2"]);
     if let Some(mode) = mode {
         cmd.arg(PROF)

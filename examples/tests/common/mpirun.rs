@@ -19,14 +19,18 @@ fn command_from_env(var: &str, default: &str) -> Command {
     cmd
 }
 
-/// `$MPIEXEC` (set by `scripts/with-mpi`), else `mpiexec`.
+/// The selected MPI's launcher: `$MPIEXEC` (set by `scripts/with-mpi`), else the one beside
+/// the `mpicc` the build used ([`mpit_safe::launcher`]); never the first on `PATH`.
 pub(crate) fn mpiexec() -> Command {
-    command_from_env("MPIEXEC", "mpiexec")
+    let words = mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
+    let mut cmd = Command::new(&words[0]);
+    cmd.args(&words[1..]);
+    cmd
 }
 
-/// `$MPICC` (set by `scripts/with-mpi`), else `mpicc`.
+/// `$MPICC` (set by `scripts/with-mpi`), else the `mpicc` the build used.
 pub(crate) fn mpicc() -> Command {
-    command_from_env("MPICC", "mpicc")
+    command_from_env("MPICC", mpit_safe::sys::consts::BUILD_MPICC)
 }
 
 /// Compiles the C program `src` with the selected `mpicc -O1 -g` into

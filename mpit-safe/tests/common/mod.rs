@@ -124,10 +124,9 @@ pub(crate) fn run_ranks(
     limit: std::time::Duration,
 ) -> std::process::Output {
     use std::process::{Command, Stdio};
-    let mpiexec = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
-    let mut words = mpiexec.split_whitespace();
-    let mut job = Command::new(words.next().unwrap())
-        .args(words)
+    let words = mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
+    let mut job = Command::new(&words[0])
+        .args(&words[1..])
         .args(["-n", &ranks.to_string()])
         .args(args)
         .arg(std::env::current_exe().unwrap())
