@@ -810,7 +810,8 @@ mod real {
     /// Runs the ranks under `$MPIEXEC -n 2`, rank 0's summary lines going to `summary_file`;
     /// `false` if the job failed.
     pub(crate) fn launch(summary_file: &std::path::Path) -> bool {
-        let words = mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
+        let words =
+            mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
         let mut cmd = std::process::Command::new(&words[0]);
         cmd.args(&words[1..])
             .args(["-n", "2", "env", &format!("{CHILD}=1")])

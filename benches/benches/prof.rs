@@ -606,7 +606,8 @@ fn main() {
     if let Some(m) = &monitoring {
         let _ = write!(label, " (pml_monitoring_enable={m})");
     }
-    let mpiexec: Vec<String> = mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
+    let mpiexec: Vec<String> =
+        mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
 
     let pingpong_bin = work.join("pingpong");
     let cwrap = work.join("libprof_cwrap.so");

@@ -471,7 +471,8 @@ mod with_events {
     fn rerun(args: &[&str], mode: &str, mpiexec: bool) -> String {
         let exe = std::env::current_exe().unwrap();
         let mut cmd = if mpiexec {
-            let w = mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
+            let w = mpit_safe::launcher()
+                .expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
             let mut c = Command::new(&w[0]);
             c.args(&w[1..])
                 .args(["-n", "2", "-genv", "LD_PRELOAD", PROVIDER])

@@ -124,7 +124,8 @@ pub(crate) fn run_ranks(
     limit: std::time::Duration,
 ) -> std::process::Output {
     use std::process::{Command, Stdio};
-    let words = mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
+    let words =
+        mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
     let mut job = Command::new(&words[0])
         .args(&words[1..])
         .args(["-n", &ranks.to_string()])
