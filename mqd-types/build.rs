@@ -13,7 +13,8 @@
 //! version (`openmpi_4.1.4.orig.tar.xz`, listed in `openmpi_4.1.4-3.dsc`), which
 //! `scripts/setup` fetches, checks (sha256) and unpacks (`ompi/mca/pml/ob1/*.h` only) into the
 //! workspace's git-ignored `.mpi/debian-src/` (`scripts/ob1-headers.py CACHE` does it for any
-//! directory; `$MQD_OMPI_SOURCE_CACHE` points the build at it). This script does no network
+//! directory); `$MQD_OMPI_SOURCE_CACHE` points the build at it (the repository's
+//! `.cargo/config.toml` sets it). This script does no network
 //! I/O; nothing of Open MPI's source is part of this crate. Any failure is recorded
 //! (`MQD_OB1_DONOR_ERROR`) and reported at run time (`cfg(mqd_ob1_donor)` when it worked).
 
@@ -121,18 +122,14 @@ fn ob1_donor(dirs: &[PathBuf], out: &Path) -> Result<PathBuf, String> {
         }
         None => return Err("no OMPI_*_VERSION in the installed mpi.h".to_owned()),
     }
-    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
-    let cache = match env::var_os("MQD_OMPI_SOURCE_CACHE") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            let mpi = manifest.join("../.mpi");
-            if mpi.is_dir() {
-                mpi.join("debian-src")
-            } else {
-                out.join("debian-src")
-            }
-        }
-    };
+    // Only a directory named by the environment (the repository's .cargo/config.toml names
+    // its .mpi/debian-src): a build script reads nothing outside its package by itself.
+    let cache = env::var_os("MQD_OMPI_SOURCE_CACHE")
+        .map(PathBuf::from)
+        .ok_or(
+            "MQD_OMPI_SOURCE_CACHE is not set (the directory where scripts/ob1-headers.py \
+                unpacked ob1's headers)",
+        )?;
     println!(
         "cargo:rerun-if-changed={}",
         cache.join("openmpi-4.1.4-ob1-headers/.sha256").display()

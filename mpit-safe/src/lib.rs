@@ -1,4 +1,6 @@
-//! Safe, zero-cost access to the MPI tool information interface (MPI_T, MPI-4.1 §16.3).
+#![doc = include_str!("../README.md")]
+//!
+//! ## The API at a glance
 //!
 //! Layers, in the manner of `zstd`: this crate re-exports the vocabulary of [`mpit_core`]
 //! (flat, so `mpit_safe::Verbosity` is `mpit_core::Verbosity`, and as the module

@@ -22,7 +22,8 @@ fn command_from_env(var: &str, default: &str) -> Command {
 /// The selected MPI's launcher: `$MPIEXEC` (set by `scripts/with-mpi`), else the one beside
 /// the `mpicc` the build used ([`mpit_safe::launcher`]); never the first on `PATH`.
 pub(crate) fn mpiexec() -> Command {
-    let words = mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
+    let words =
+        mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
     let mut cmd = Command::new(&words[0]);
     cmd.args(&words[1..]);
     cmd
