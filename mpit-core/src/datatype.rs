@@ -14,7 +14,6 @@ use core::ffi::{
     c_char, c_double, c_float, c_int, c_long, c_longlong, c_schar, c_short, c_uchar, c_uint,
     c_ulong, c_ulonglong, c_ushort,
 };
-use core::fmt;
 use core::mem::size_of;
 
 use self::sealed::Sealed as _;
@@ -252,6 +251,50 @@ impl Datatype {
 /// data (`MPI_CHAR`) is kept as the raw byte, whatever the signedness of the
 /// host's `char`.
 ///
+/// # Making a value
+///
+/// Every datatype has these ways, the first of which always applies:
+///
+/// - **The variant** is the constructor of its datatype, holding the host's C
+///   type: `Value::Int(x)` takes a `c_int`, `Value::UnsignedLong(x)` a
+///   `c_ulong`, `Value::Char(b)` the raw byte, `Value::WChar(w)` a [`CWchar`],
+///   `Value::Byte(b)` any byte. This is how the C aliases (`MPI_INT`,
+///   `MPI_LONG`, `MPI_COUNT`, ...) are built: their Rust types are aliases of
+///   the fixed-width ones, so no `From` impl can tell them apart.
+/// - **`From`** for the Rust types that *are* an MPI datatype by name, one
+///   datatype per Rust type: `i8`..`i64` give `MPI_INT8_T`..`MPI_INT64_T`,
+///   `u8`..`u64` give `MPI_UINT8_T`..`MPI_UINT64_T`, `f32` gives `MPI_FLOAT`,
+///   `f64` `MPI_DOUBLE`, `bool` `MPI_C_BOOL`, `isize` `MPI_AINT`; `TryFrom<char>`
+///   gives `MPI_WCHAR` (fails only where `wchar_t` is 16 bits and the character
+///   is beyond U+FFFF).
+/// - **Exact constructors** for a datatype known at run time (a variable's):
+///   [`Value::from_i64`], [`Value::from_u64`], [`Value::from_f64`],
+///   [`Value::from_bool`] for the numeric datatypes, [`Value::from_char`] for
+///   `MPI_CHAR` and `MPI_WCHAR`, and [`Value::convert_to`] from another value.
+///   They give the number exactly or fail with [`Error::NotRepresentable`]:
+///   out of range, a fraction for an integer type, a rounding for a float, a
+///   number for character data or `MPI_BYTE` (not numbers, as for
+///   [`Value::as_i64`]).
+/// - **Text**: [`Value::parse`] reads what `Display` writes, for every
+///   datatype; `FromStr` reads numbers and booleans without a datatype.
+///
+/// ```
+/// use mpit_core::{Datatype, Error, Value};
+///
+/// assert_eq!(Value::from(7u64), Value::Uint64(7));
+/// assert_eq!(Value::from(1.5f32), Value::Float(1.5));
+/// assert_eq!(Value::from(true), Value::CBool(true));
+/// assert_eq!(Value::from_i64(Datatype::Int, -3)?, Value::Int(-3));
+/// assert_eq!(Value::from_f64(Datatype::UnsignedLong, 4.0)?, Value::UnsignedLong(4));
+/// assert!(matches!(Value::from_f64(Datatype::Int, 2.5), Err(Error::NotRepresentable(_))));
+/// assert!(matches!(Value::from_u64(Datatype::Short, 70_000), Err(Error::NotRepresentable(_))));
+/// assert_eq!(Value::from_char(Datatype::Char, 'a')?, Value::Char(b'a'));
+/// assert_eq!(Value::parse(Datatype::Count, "0x10")?, Value::Count(16));
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// # Raw bytes
+///
 /// ```
 /// use mpit_core::{Datatype, Value};
 ///
@@ -356,6 +399,126 @@ macro_rules! each_value {
     };
 }
 
+/// Evaluates `$body` with `$ctor` bound to the variant of [`Value`] that holds an element of the
+/// datatype `$dt` (a `fn(payload) -> Value`, so the payload's type is inferred from it).
+macro_rules! with_variant {
+    ($dt:expr, $ctor:ident => $body:expr) => {
+        match $dt {
+            Datatype::Int => {
+                let $ctor = Value::Int;
+                $body
+            }
+            Datatype::Unsigned => {
+                let $ctor = Value::Unsigned;
+                $body
+            }
+            Datatype::UnsignedLong => {
+                let $ctor = Value::UnsignedLong;
+                $body
+            }
+            Datatype::UnsignedLongLong => {
+                let $ctor = Value::UnsignedLongLong;
+                $body
+            }
+            Datatype::Count => {
+                let $ctor = Value::Count;
+                $body
+            }
+            Datatype::Char => {
+                let $ctor = Value::Char;
+                $body
+            }
+            Datatype::Double => {
+                let $ctor = Value::Double;
+                $body
+            }
+            Datatype::Short => {
+                let $ctor = Value::Short;
+                $body
+            }
+            Datatype::Long => {
+                let $ctor = Value::Long;
+                $body
+            }
+            Datatype::LongLong => {
+                let $ctor = Value::LongLong;
+                $body
+            }
+            Datatype::SignedChar => {
+                let $ctor = Value::SignedChar;
+                $body
+            }
+            Datatype::UnsignedChar => {
+                let $ctor = Value::UnsignedChar;
+                $body
+            }
+            Datatype::UnsignedShort => {
+                let $ctor = Value::UnsignedShort;
+                $body
+            }
+            Datatype::Float => {
+                let $ctor = Value::Float;
+                $body
+            }
+            Datatype::Int8 => {
+                let $ctor = Value::Int8;
+                $body
+            }
+            Datatype::Int16 => {
+                let $ctor = Value::Int16;
+                $body
+            }
+            Datatype::Int32 => {
+                let $ctor = Value::Int32;
+                $body
+            }
+            Datatype::Int64 => {
+                let $ctor = Value::Int64;
+                $body
+            }
+            Datatype::Uint8 => {
+                let $ctor = Value::Uint8;
+                $body
+            }
+            Datatype::Uint16 => {
+                let $ctor = Value::Uint16;
+                $body
+            }
+            Datatype::Uint32 => {
+                let $ctor = Value::Uint32;
+                $body
+            }
+            Datatype::Uint64 => {
+                let $ctor = Value::Uint64;
+                $body
+            }
+            Datatype::Aint => {
+                let $ctor = Value::Aint;
+                $body
+            }
+            Datatype::Offset => {
+                let $ctor = Value::Offset;
+                $body
+            }
+            Datatype::CBool => {
+                let $ctor = Value::CBool;
+                $body
+            }
+            Datatype::WChar => {
+                let $ctor = Value::WChar;
+                $body
+            }
+            Datatype::Byte => {
+                let $ctor = Value::Byte;
+                $body
+            }
+        }
+    };
+}
+
+mod convert;
+mod text;
+
 /// A value seen as a number, for the lossless conversions.
 enum Num {
     Int(i128),
@@ -415,36 +578,7 @@ impl Value {
         if bytes.len() != dt.size() {
             return Err(Error::size_mismatch(dt.size(), bytes.len()));
         }
-        let v = match dt {
-            Datatype::Int => Value::Int(read(bytes)?),
-            Datatype::Unsigned => Value::Unsigned(read(bytes)?),
-            Datatype::UnsignedLong => Value::UnsignedLong(read(bytes)?),
-            Datatype::UnsignedLongLong => Value::UnsignedLongLong(read(bytes)?),
-            Datatype::Count => Value::Count(read(bytes)?),
-            Datatype::Char => Value::Char(read(bytes)?),
-            Datatype::Double => Value::Double(read(bytes)?),
-            Datatype::Short => Value::Short(read(bytes)?),
-            Datatype::Long => Value::Long(read(bytes)?),
-            Datatype::LongLong => Value::LongLong(read(bytes)?),
-            Datatype::SignedChar => Value::SignedChar(read(bytes)?),
-            Datatype::UnsignedChar => Value::UnsignedChar(read(bytes)?),
-            Datatype::UnsignedShort => Value::UnsignedShort(read(bytes)?),
-            Datatype::Float => Value::Float(read(bytes)?),
-            Datatype::Int8 => Value::Int8(read(bytes)?),
-            Datatype::Int16 => Value::Int16(read(bytes)?),
-            Datatype::Int32 => Value::Int32(read(bytes)?),
-            Datatype::Int64 => Value::Int64(read(bytes)?),
-            Datatype::Uint8 => Value::Uint8(read(bytes)?),
-            Datatype::Uint16 => Value::Uint16(read(bytes)?),
-            Datatype::Uint32 => Value::Uint32(read(bytes)?),
-            Datatype::Uint64 => Value::Uint64(read(bytes)?),
-            Datatype::Aint => Value::Aint(read(bytes)?),
-            Datatype::Offset => Value::Offset(read(bytes)?),
-            Datatype::CBool => Value::CBool(read(bytes)?),
-            Datatype::WChar => Value::WChar(read(bytes)?),
-            Datatype::Byte => Value::Byte(read(bytes)?),
-        };
-        Ok(v)
+        Ok(with_variant!(dt, variant => variant(read(bytes)?)))
     }
 
     /// Decodes consecutive elements of `dt` (a variable with a count > 1).
@@ -555,27 +689,6 @@ impl Value {
             Num::Int(i) => Some(i as f64),
             Num::Float(f) => Some(f),
             Num::NotNumeric => None,
-        }
-    }
-}
-
-impl fmt::Display for Value {
-    /// Numbers in decimal, `MPI_CHAR` as the character (escaped unless
-    /// printable ASCII), `MPI_WCHAR` as the character or `U+XXXX`,
-    /// `MPI_BYTE` as `0xNN`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Value::Char(c) => write!(f, "{}", c.escape_ascii()),
-            Value::Byte(b) => write!(f, "{b:#04x}"),
-            Value::WChar(w) => {
-                // wchar_t holds a code point (UTF-32 on non-Windows hosts).
-                let cp = w as u32;
-                match char::from_u32(cp) {
-                    Some(c) if !c.is_control() => write!(f, "{c}"),
-                    _ => write!(f, "U+{cp:04X}"),
-                }
-            }
-            v => each_value!(v, x => fmt::Display::fmt(&x, f)),
         }
     }
 }
@@ -828,6 +941,8 @@ mod tests {
         assert_eq!(Value::Int(-4).to_string(), "-4");
         assert_eq!(Value::CBool(true).to_string(), "true");
         assert_eq!(Value::WChar(0x41).to_string(), "A");
+        #[cfg(not(windows))]
+        assert_eq!(Value::WChar(-1).to_string(), "U+FFFFFFFF");
     }
 
     #[test]

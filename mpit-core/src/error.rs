@@ -183,9 +183,15 @@ pub enum Error {
     #[allow(clippy::box_collection)]
     #[error("invalid value: {0}")]
     InvalidValue(Box<String>),
-    /// A name that does not parse as the expected kind of constant.
+    /// A name that does not parse as the expected kind of constant, or a text that does not
+    /// parse as a value of the expected datatype.
     #[error("cannot parse {:?} as a {}", .0.input, .0.what)]
     Parse(Box<ParseError>),
+    /// A value that a datatype cannot hold exactly: out of its range, a fraction for an integer
+    /// type, a number a float would round, a number for character data or `MPI_BYTE`, a
+    /// character outside `MPI_CHAR`'s ASCII (see [`Value`](crate::Value)'s constructors).
+    #[error("{} is not representable exactly as {}", .0.value, .0.datatype)]
+    NotRepresentable(Box<NotRepresentable>),
 }
 
 // Two words: `Result<(), Error>` is returned in registers (x86-64 and AArch64 return up to two
@@ -263,6 +269,15 @@ pub struct ParseError {
     pub input: String,
 }
 
+/// The detail of [`Error::NotRepresentable`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotRepresentable {
+    /// The datatype asked for.
+    pub datatype: Datatype,
+    /// The value, as text (as written, or as [`Value`](crate::Value)'s `Display` shows it).
+    pub value: String,
+}
+
 impl Error {
     /// The error for an MPI_T error class, keeping the raw `code`.
     #[inline]
@@ -332,6 +347,15 @@ impl Error {
     #[cold]
     pub fn invalid_value(message: impl Into<String>) -> Error {
         Error::InvalidValue(Box::new(message.into()))
+    }
+
+    /// [`Error::NotRepresentable`]: `value` is not exactly a value of `datatype`.
+    #[cold]
+    pub fn not_representable(datatype: Datatype, value: impl core::fmt::Display) -> Error {
+        Error::NotRepresentable(Box::new(NotRepresentable {
+            datatype,
+            value: value.to_string(),
+        }))
     }
 
     /// [`Error::Parse`].

@@ -245,6 +245,85 @@ impl CvarInfo {
         check_enumtype(self.datatype, self.enumtype.as_ref(), &mut out);
         out
     }
+
+    /// The elements that `text` sets this variable to, for a handle of `count` elements (the
+    /// count comes from `MPI_T_cvar_handle_alloc`): how a tool sets a control variable given on
+    /// its command line or in a file (`mpit_safe`'s `DynCvarHandle::write_str` writes them).
+    ///
+    /// - `MPI_CHAR`: the text is the string, as is (not trimmed), NUL-padded to `count`.
+    /// - With an enumeration: an element is the name of one of its items, as the implementation
+    ///   spells it (spaces around it ignored), or a number as for `MPI_INT` (not checked against
+    ///   the items: the implementation decides what it accepts).
+    /// - Otherwise an element is read by [`Value::parse`] for the variable's datatype.
+    /// - A variable of one element takes the whole text as that element; one of any other
+    ///   count (other than `MPI_CHAR`) takes exactly `count` elements separated by commas
+    ///   (`1, 2, 3`), and one of no element the empty text.
+    ///
+    /// Errors: those of [`Value::parse`]; [`Error::CountMismatch`] for a number of elements
+    /// other than `count` (for a string: `count` against its length with its NUL);
+    /// [`Error::InteriorNul`] for a string with a NUL.
+    ///
+    /// ```
+    /// use mpit_core::*;
+    ///
+    /// let mut info = CvarInfo {
+    ///     index: 0,
+    ///     name: MpiString::new("protocol").unwrap(),
+    ///     verbosity: Verbosity::USER_BASIC,
+    ///     datatype: Datatype::Int,
+    ///     enumtype: Some(EnumInfo {
+    ///         name: MpiString::new("protocols").unwrap(),
+    ///         items: vec![
+    ///             EnumItem { value: 0, name: MpiString::new("eager").unwrap() },
+    ///             EnumItem { value: 1, name: MpiString::new("rendezvous").unwrap() },
+    ///         ],
+    ///     }),
+    ///     description: MpiString::default(),
+    ///     bind: Bind::NoObject,
+    ///     scope: Scope::Local,
+    /// };
+    /// assert_eq!(info.parse_values(1, "rendezvous")?, [Value::Int(1)]);
+    /// assert_eq!(info.parse_values(1, "0")?, [Value::Int(0)]);
+    /// assert_eq!(info.parse_values(2, "eager, 1")?, [Value::Int(0), Value::Int(1)]);
+    /// assert!(matches!(info.parse_values(3, "eager, 1"), Err(Error::CountMismatch(_))));
+    /// assert!(matches!(info.parse_values(1, "lazy"), Err(Error::Parse(_))));
+    ///
+    /// info.enumtype = None;
+    /// info.datatype = Datatype::Char;
+    /// assert_eq!(
+    ///     info.parse_values(3, "hi")?,
+    ///     [Value::Char(b'h'), Value::Char(b'i'), Value::Char(0)]
+    /// );
+    /// assert!(matches!(info.parse_values(2, "hi"), Err(Error::CountMismatch(_))));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn parse_values(&self, count: usize, text: &str) -> Result<Vec<Value>> {
+        if self.datatype == Datatype::Char {
+            let bytes = MpiString::new(text)?.to_nul_padded(count)?;
+            return Ok(bytes.into_iter().map(Value::Char).collect());
+        }
+        let elements: Vec<&str> = match count {
+            1 => vec![text],
+            0 if text.trim().is_empty() => Vec::new(),
+            _ => text.split(',').collect(),
+        };
+        if elements.len() != count {
+            return Err(Error::count_mismatch(count, elements.len()));
+        }
+        elements
+            .into_iter()
+            .map(|e| self.parse_element(e))
+            .collect()
+    }
+
+    /// One element of [`CvarInfo::parse_values`].
+    fn parse_element(&self, text: &str) -> Result<Value> {
+        let item = self.enumtype.as_ref().and_then(|e| e.value_of(text.trim()));
+        match item {
+            Some(v) => Value::from_i64(self.datatype, v.into()),
+            None => Value::parse(self.datatype, text),
+        }
+    }
 }
 
 /// What `MPI_T_pvar_get_info` returns about a performance variable

@@ -98,6 +98,28 @@ impl MpiString {
         String::from_utf8_lossy(&self.bytes)
     }
 
+    /// The bytes NUL-padded to `len`, as an `MPI_CHAR` variable of `len` elements holds them
+    /// (MPI-4.1 §16.3.6: the count includes the terminating NUL).
+    ///
+    /// Errors: [`Error::CountMismatch`] (`len` against the string's length with its NUL) when
+    /// the string does not fit with its NUL.
+    ///
+    /// ```
+    /// use mpit_core::MpiString;
+    ///
+    /// let s = MpiString::new("ab").unwrap();
+    /// assert_eq!(s.to_nul_padded(4).unwrap(), b"ab\0\0");
+    /// assert!(s.to_nul_padded(2).is_err());
+    /// ```
+    pub fn to_nul_padded(&self, len: usize) -> Result<Vec<u8>> {
+        if self.bytes.len() >= len {
+            return Err(Error::count_mismatch(len, self.bytes.len() + 1));
+        }
+        let mut out = self.bytes.clone();
+        out.resize(len, 0);
+        Ok(out)
+    }
+
     /// A NUL-terminated copy, e.g. for `MPI_T_cvar_get_index`.
     pub fn to_c_string(&self) -> CString {
         // Cannot fail: the invariant excludes NUL bytes.

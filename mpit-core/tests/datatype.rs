@@ -185,6 +185,202 @@ proptest! {
     }
 }
 
+/// Values of every datatype and every bit pattern (a `_Bool` only 0 or 1).
+fn any_value() -> impl Strategy<Value = Value> {
+    datatype_and_bytes().prop_map(|(dt, bytes)| Value::from_ne_bytes(dt, &bytes).unwrap())
+}
+
+fn is_nan(v: &Value) -> bool {
+    v.as_f64().is_some_and(f64::is_nan)
+}
+
+proptest! {
+    /// Text round trip: `Display` writes what `Value::parse` reads back, for every datatype and
+    /// every value, bit for bit (`-0` stays negative); NaN reads back as a NaN.
+    #[test]
+    fn parse_reads_what_display_writes(v in any_value()) {
+        let text = v.to_string();
+        let back = Value::parse(v.datatype(), &text);
+        if is_nan(&v) {
+            prop_assert!(back.as_ref().is_ok_and(is_nan), "{text:?} -> {back:?}");
+        } else {
+            prop_assert_eq!(back.clone(), Ok(v), "{:?}", text);
+            prop_assert_eq!(back.unwrap().to_ne_bytes(), v.to_ne_bytes());
+        }
+    }
+
+    /// Width, fill and alignment apply to every datatype: the text is the plain `Display`
+    /// text, padded with the fill to the width on the side the alignment says; without an
+    /// alignment numbers and bytes go right, text and booleans left.
+    #[test]
+    fn display_pads_every_datatype(v in any_value(), width in 0usize..24) {
+        let plain = v.to_string();
+        let n = plain.chars().count();
+        let padded = [
+            (format!("{v:~<width$}"), Some('<')),
+            (format!("{v:~>width$}"), Some('>')),
+            (format!("{v:~^width$}"), Some('^')),
+            (format!("{v:width$}"), None),
+        ];
+        for (s, align) in padded {
+            prop_assert_eq!(s.chars().count(), n.max(width), "{:?}", s);
+            let left = match align {
+                Some(a) => a == '<',
+                None => matches!(
+                    v.datatype().kind(),
+                    TypeKind::Character | TypeKind::Boolean
+                ),
+            };
+            let fill = if align.is_some() { '~' } else { ' ' };
+            let before = s.chars().take_while(|&c| c == fill).count();
+            let pad = n.max(width) - n;
+            let expected_before = match align {
+                Some('^') => pad / 2,
+                _ if left => 0,
+                _ => pad,
+            };
+            // The plain text may itself start with the fill; compare the cut instead.
+            let cut: String = s.chars().skip(expected_before).take(n).collect();
+            prop_assert_eq!(&cut, &plain, "{:?}", s);
+            prop_assert!(before >= expected_before, "{:?}", s);
+        }
+    }
+
+    /// `{:0w}` pads numbers and bytes with zeros after the sign or `0x`, and the result still
+    /// reads back as the same value.
+    #[test]
+    fn zero_padding_reads_back(v in any_value(), width in 0usize..24) {
+        prop_assume!(v.datatype().is_integer() || v.datatype() == Datatype::Byte);
+        let s = format!("{v:0width$}");
+        prop_assert_eq!(s.len(), v.to_string().len().max(width));
+        prop_assert_eq!(Value::parse(v.datatype(), &s), Ok(v));
+    }
+
+    /// The exact constructors are the inverses of the exact reads: a value that reads as the
+    /// number `x` is what `from_i64`/`from_u64`/`from_f64` build from `x` for its datatype, and
+    /// what they build reads back as `x`.
+    #[test]
+    fn exact_constructors_invert_exact_reads(v in any_value(), dt in datatype(), x in any::<i64>()) {
+        let d = v.datatype();
+        if let Some(i) = v.as_i64() {
+            prop_assert_eq!(Value::from_i64(d, i), Ok(v));
+        }
+        if let Some(u) = v.as_u64() {
+            prop_assert_eq!(Value::from_u64(d, u), Ok(v));
+        }
+        if let Some(f) = v.as_f64().filter(|f| !f.is_nan()) {
+            prop_assert_eq!(Value::from_f64(d, f), Ok(v));
+        }
+        match Value::from_i64(dt, x) {
+            Ok(w) => {
+                prop_assert_eq!(w.datatype(), dt);
+                prop_assert_eq!(w.as_i64(), Some(x));
+            }
+            Err(e) => prop_assert!(matches!(e, Error::NotRepresentable(_)), "{e:?}"),
+        }
+        let f = x as f64 / 4.0;
+        if let Ok(w) = Value::from_f64(dt, f) {
+            prop_assert_eq!(w.as_f64(), Some(f));
+        }
+    }
+
+    /// `convert_to` is lossless: converting back gives the value again, bit for bit.
+    #[test]
+    fn convert_to_is_lossless(v in any_value(), dt in datatype()) {
+        prop_assume!(!is_nan(&v));
+        if let Ok(w) = v.convert_to(dt) {
+            prop_assert_eq!(w.datatype(), dt);
+            let back = w.convert_to(v.datatype()).unwrap();
+            prop_assert_eq!(back, v);
+            if v.as_f64().is_none_or(|f| f != 0.0) {
+                prop_assert_eq!(back.to_ne_bytes(), v.to_ne_bytes());
+            }
+        }
+    }
+
+    /// `FromStr` reads integers and booleans written by `Display` as a natural type that
+    /// converts exactly back to the value.
+    #[test]
+    fn from_str_then_convert_reads_integers(v in any_value()) {
+        prop_assume!(v.datatype().is_integer() || v.datatype() == Datatype::CBool);
+        let parsed: Value = v.to_string().parse().unwrap();
+        prop_assert_eq!(parsed.convert_to(v.datatype()), Ok(v));
+    }
+}
+
+/// Every datatype has a value made by `parse`, and the `From` impls follow the documented rule:
+/// one datatype per Rust type, the fixed-width ones for integers.
+#[test]
+fn every_datatype_can_be_made() {
+    for &dt in Datatype::ALL {
+        let text = match dt.kind() {
+            TypeKind::Character => "a",
+            TypeKind::Boolean => "true",
+            _ => "1",
+        };
+        let v = Value::parse(dt, text).unwrap();
+        assert_eq!(v.datatype(), dt);
+    }
+    assert_eq!(Value::from(-1i8), Value::Int8(-1));
+    assert_eq!(Value::from(-1i16), Value::Int16(-1));
+    assert_eq!(Value::from(c_int::MAX), Value::Int32(i32::MAX));
+    assert_eq!(Value::from(-1i64), Value::Int64(-1));
+    assert_eq!(Value::from(1u8), Value::Uint8(1));
+    assert_eq!(Value::from(1u16), Value::Uint16(1));
+    assert_eq!(Value::from(1u32), Value::Uint32(1));
+    assert_eq!(Value::from(1u64), Value::Uint64(1));
+    assert_eq!(Value::from(1.0f32), Value::Float(1.0));
+    assert_eq!(Value::from(1.0f64), Value::Double(1.0));
+    assert_eq!(Value::from(false), Value::CBool(false));
+    assert_eq!(Value::from(-1isize), Value::Aint(-1));
+    assert_eq!(Value::try_from('λ'), Ok(Value::WChar(0x3bb)));
+    // The C aliases: the variant is the constructor.
+    assert_eq!(Value::Int(3).datatype(), Datatype::Int);
+    assert_eq!(
+        Value::from(3 as c_int).convert_to(Datatype::Int),
+        Ok(Value::Int(3))
+    );
+}
+
+/// Text of the wrong form is `Error::Parse` naming the datatype; the right form out of range
+/// is `Error::NotRepresentable`.
+#[test]
+fn parse_errors() {
+    let parse = |dt, t| Value::parse(dt, t).unwrap_err();
+    for (dt, t) in [
+        (Datatype::Int, ""),
+        (Datatype::Int, "1.0"),
+        (Datatype::Int, "0x"),
+        (Datatype::Int, "1 2"),
+        (Datatype::Double, "0x10"),
+        (Datatype::CBool, "yes"),
+        (Datatype::Char, "ab"),
+        (Datatype::Char, "\\x4"),
+        (Datatype::WChar, ""),
+        (Datatype::WChar, "U+12345678A"),
+        (Datatype::Byte, "b"),
+    ] {
+        let e = parse(dt, t);
+        assert!(matches!(e, Error::Parse(_)), "{dt} {t:?}: {e:?}");
+        assert!(e.to_string().contains(dt.c_name()), "{e}");
+    }
+    for (dt, t) in [
+        (Datatype::Int, "2147483648"),
+        (Datatype::Unsigned, "-1"),
+        (Datatype::SignedChar, "0x80"),
+        (Datatype::Byte, "256"),
+        (Datatype::Char, "é"),
+    ] {
+        let e = parse(dt, t);
+        assert!(matches!(e, Error::NotRepresentable(_)), "{dt} {t:?}: {e:?}");
+    }
+    assert!(matches!("x".parse::<Value>(), Err(Error::Parse(_))));
+    assert!(matches!(
+        "18446744073709551616".parse::<Value>(),
+        Err(Error::NotRepresentable(_))
+    ));
+}
+
 /// The host's C types decide the sizes, and the common Rust spellings match
 /// them (these expectations hold on every host Rust supports).
 #[test]

@@ -272,14 +272,9 @@ impl<L: Level> CvarHandle<'_, u8, L> {
     /// Writes an `MPI_CHAR` variable from a string, NUL-padded to the count; a string that
     /// does not fit with its NUL is [`Error::CountMismatch`] (the variable's count against the
     /// string's length with its NUL).
+    #[doc(alias = "MPI_T_cvar_write")]
     pub fn write_str(&self, s: &str) -> Result<()> {
-        let s = MpiString::new(s)?;
-        if s.len() + 1 > self.count {
-            return Err(Error::count_mismatch(self.count, s.len() + 1));
-        }
-        let mut buf = vec![0u8; self.count];
-        buf[..s.len()].copy_from_slice(s.as_bytes());
-        self.write_from(&buf)
+        self.write_from(&MpiString::new(s)?.to_nul_padded(self.count)?)
     }
 }
 
@@ -289,11 +284,57 @@ impl<L: Level> CvarHandle<'_, Value, L> {
     }
 
     /// Reads all elements as [`Value`]s of the variable's datatype.
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_read`.
+    #[doc(alias = "MPI_T_cvar_read")]
     pub fn read_values(&self) -> Result<Vec<Value>> {
         raw::read_values(self.info.datatype, self.count, |buf| self.read_raw(buf))
     }
 
+    /// Writes the variable from text, as a tool given a value on its command line or in a
+    /// file: a string for an `MPI_CHAR` variable (NUL-padded to the count), an item's name or a
+    /// number for a variable with an enumeration (`MPI_T_enum`), otherwise what
+    /// [`Value::parse`] reads for the variable's datatype (`Display` of a value read from it
+    /// included); a variable of more than one element takes exactly `count` elements
+    /// separated by commas. The rules are [`CvarInfo::parse_values`]'s.
+    ///
+    /// Errors: a text that does not parse is [`Error::Parse`], a number the datatype cannot
+    /// hold [`Error::NotRepresentable`], a wrong number of elements (or a string too long for
+    /// the count) [`Error::CountMismatch`], all before MPI is called; then what
+    /// [`write_values`](Self::write_values) returns (a refusal is
+    /// [`ErrorClass::CvarSetNotNow`](crate::ErrorClass::CvarSetNotNow) or
+    /// [`ErrorClass::CvarSetNever`](crate::ErrorClass::CvarSetNever)).
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_write`.
+    ///
+    /// ```
+    /// use mpit_safe::{Mpit, NoObject};
+    /// let mpit = Mpit::init()?;
+    /// let cvars = mpit.cvars()?;
+    /// // Write the first unbound writable variable's own value back, as text.
+    /// if let Some(v) = cvars
+    ///     .entries
+    ///     .iter()
+    ///     .find(|v| v.scope.is_writable() && v.bind == mpit_safe::Bind::NoObject)
+    /// {
+    ///     let h = mpit.dyn_cvar_handle(v.index, &NoObject)?;
+    ///     if let Ok(values) = h.read_values() {
+    ///         if values.len() == 1 {
+    ///             let _ = h.write_str(&values[0].to_string()); // may be refused now
+    ///         }
+    ///     }
+    /// }
+    /// # Ok::<(), mpit_safe::Error>(())
+    /// ```
+    #[doc(alias = "MPI_T_cvar_write")]
+    pub fn write_str(&self, text: &str) -> Result<()> {
+        self.write_values(&self.info.parse_values(self.count, text)?)
+    }
+
     /// Writes all elements; each value must be of the variable's datatype.
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_write`.
+    #[doc(alias = "MPI_T_cvar_write")]
     pub fn write_values(&self, values: &[Value]) -> Result<()> {
         self.expect_count(values.len())?;
         let size = self.info.datatype.size();
