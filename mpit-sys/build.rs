@@ -134,6 +134,12 @@ fn main() {
     for var in ["MPICC", "MPI_PKG_CONFIG", "PKG_CONFIG_PATH", "CC", "CFLAGS"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
+    // Without an absolute MPICC the wrapper (and the launcher beside it) is looked up in PATH:
+    // another PATH may mean another MPI, so rerun and let the header check below say whether
+    // mpi-sys is stale. An absolute MPICC keeps PATH out of it (no rebuilds when it changes).
+    if !env::var_os("MPICC").is_some_and(|c| Path::new(&c).is_absolute()) {
+        println!("cargo:rerun-if-env-changed=PATH");
+    }
     println!("cargo:rerun-if-changed=build.rs");
     for cfg in [
         "mpit_events",

@@ -151,8 +151,8 @@ select_mpi() {
   export OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
   export CARGO_TARGET_DIR="$ROOT/target/$1"
   case "$1" in
-    mpich)    export MPICC=mpicc.mpich MPIEXEC="mpiexec.mpich" ;;
-    openmpi)  export MPICC=mpicc.openmpi MPIEXEC="mpiexec.openmpi --oversubscribe" ;;
+    mpich)    export MPICC=/usr/bin/mpicc.mpich MPIEXEC="/usr/bin/mpiexec.mpich" ;;
+    openmpi)  export MPICC=/usr/bin/mpicc.openmpi MPIEXEC="/usr/bin/mpiexec.openmpi --oversubscribe" ;;
     mpich5)
       export MPICC="$MPI_DIR/mpich-wheel/bin/mpicc" MPIEXEC="$MPI_DIR/mpich-wheel/bin/mpiexec"
       export PATH="$MPI_DIR/mpich-wheel/bin:$PATH"
