@@ -5,16 +5,43 @@
 //! the raw layer, so every call is checked here by hand. [`collect`] reads a [`Report`], whose
 //! renderings ([`Report::kv`], [`Report::table`]) are pure functions of it.
 //!
-//! Usage: `mpit-counts [--kv]` (`--kv`: one line of `key=value` pairs for scripts).
+//! ```text
+//! mpit-counts [--kv | --json]
+//!
+//!   --kv     one line of `key=value` pairs, for scripts
+//!   --json   one JSON document (schema: `examples/schemas/mpit-counts.schema.json`)
+//! ```
+//!
+//! Exit status: 0 when the counts were read, 1 when an MPI call failed (the error on standard
+//! error), 2 on a usage error.
 
 use std::ffi::{CStr, c_char, c_int};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
+use clap::Parser;
 use mpit_sys as sys;
+use serde::Serialize;
+
+/// Exit statuses, as `--help` lists them.
+const EXIT_STATUS: &str = "Exit status: 0 when the counts were read, 1 when an MPI call \
+                           failed (the error on standard error), 2 on a usage error.";
+
+/// Prints how many control variables, performance variables, categories, event types and
+/// event sources MPI_T exposes, before and after MPI_Init.
+#[derive(Parser, Debug)]
+#[command(name = "mpit-counts", version, after_help = EXIT_STATUS)]
+pub struct Args {
+    /// One line of `key=value` pairs, for scripts.
+    #[arg(long, conflicts_with = "json")]
+    pub kv: bool,
+    /// One JSON document (schema: examples/schemas/mpit-counts.schema.json).
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Counts of one moment (`None`: the header has no event API).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     /// `MPI_T_cvar_get_num`.
     pub cvars: c_int,
@@ -29,8 +56,8 @@ pub struct Counts {
 }
 
 /// What one run read: the header's implementation, the library's version, the counts before
-/// and after `MPI_Init`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// and after `MPI_Init` (the `--json` document, with these keys).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {
     /// The implementation the header names.
     pub implementation: String,
@@ -151,6 +178,11 @@ fn opt(v: Option<c_int>) -> String {
 }
 
 impl Report {
+    /// `--json`: the report as one pretty-printed JSON document, with a final newline.
+    pub fn json(&self) -> String {
+        crate::serde_util::pretty_json(self)
+    }
+
     /// `--kv`: one line of `key=value` pairs.
     pub fn kv(&self) -> String {
         let (after, before) = (&self.after, &self.before);
@@ -203,12 +235,18 @@ impl Report {
     }
 }
 
-/// The tool: `--kv` anywhere in the arguments selects the one-line form.
-pub fn run() -> ExitCode {
-    let kv = std::env::args().any(|a| a == "--kv");
+/// The tool: the table, or the form `args` select.
+pub fn run(args: &Args) -> ExitCode {
     match collect() {
         Ok(r) => {
-            print!("{}", if kv { r.kv() } else { r.table() });
+            let text = if args.json {
+                r.json()
+            } else if args.kv {
+                r.kv()
+            } else {
+                r.table()
+            };
+            print!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -5,14 +5,21 @@
 //!
 //! | module | tool | model | rendering |
 //! |---|---|---|---|
-//! | [`list`] | `mpit-list` | [`list::model::Listing`]: every cvar, pvar, category, event type, source and hole read from MPI_T, before filtering | [`list::text`], [`list::json`], through [`list::filter`] and [`list::tree`] |
+//! | [`list`] | `mpit-list` | [`list::model::Listing`]: every cvar, pvar, category, event type, source and hole read from MPI_T, before filtering | [`list::text`], [`list::json`], through [`list::filter`] and [`list::tree`]; [`list::diff`] compares two `--json` documents |
 //! | [`mqd`] | `mqd-dump` | [`mqd::model::Dump`]: each process's communicators and queues (its `--json` document) | [`mqd::text`] |
 //! | [`mpir`] | `mpir-attach` | [`mpir::model::Job`]: the process table, symbols, capabilities and launch record (its `--json` document) | [`mpir::text`] |
 //! | [`prof`] | `mpit-prof` (its launcher and preload library are the crate `examples/prof`) | [`prof::model::RankProfile`]: one rank's profile; [`prof::Profile`]: their reduction across ranks | [`prof::text`], [`prof::caliper`], [`prof::matrix`], [`prof::write_all`] |
-//! | [`counts`] | `mpit-counts` | [`counts::Report`]: the counts before and after `MPI_Init` | [`counts::Report::table`], [`counts::Report::kv`] |
+//! | [`counts`] | `mpit-counts` | [`counts::Report`]: the counts before and after `MPI_Init` (its `--json` document) | [`counts::Report::table`], [`counts::Report::kv`], [`counts::Report::json`] |
 //!
 //! `mpir-starter` keeps its logic in its binary: code calling `mpir_types::starter` links the
 //! MPIR starter symbols into the executable, which the other tools must not carry.
+//!
+//! Every tool parses its command line with `clap` (`--help` and `-V` exit 0, a usage error
+//! exits 2 with the error on standard error) and documents its exit statuses in `--help`; its
+//! errors go to standard error. Each `--json` document has a JSON Schema (draft 2020-12) in
+//! `examples/schemas/TOOL.schema.json` (`mpit-list`, `mpit-list-diff`, `mpit-counts`,
+//! `mqd-dump`, `mpir-attach`, `mpit-conform`), against which the tests validate the recorded
+//! and the live documents (`tests/schemas.rs` and each tool's test).
 //!
 //! `serde` lives here only: the library crates stay free of it, and the models convert from
 //! their types.

@@ -145,3 +145,12 @@ pub(crate) mod float_vec {
             .collect())
     }
 }
+
+/// `v` as one pretty-printed JSON document with a final newline (a tool's `--json` output); if
+/// it cannot be serialised, a document saying why.
+pub(crate) fn pretty_json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    let mut s = serde_json::to_string_pretty(v)
+        .unwrap_or_else(|e| format!("{{\"errors\": [{:?}]}}", e.to_string()));
+    s.push('\n');
+    s
+}

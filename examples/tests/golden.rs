@@ -147,8 +147,105 @@ fn mpit_list_renders_the_recorded_listings() {
     golden.finish();
 }
 
+/// `mpit-list --diff`: two recorded listings' `--json` renderings compared (MPICH 4.0.2 as
+/// Debian builds it against the same version built with events and every pvar), as text and
+/// JSON.
+#[test]
+fn mpit_list_diffs_the_recorded_listings() {
+    let mut golden = Golden::new();
+    let (a, b) = ("list/mpich.json", "list/mpich-ev.json");
+    let doc = |rel: &str| -> serde_json::Value {
+        serde_json::from_str(&read(&golden_dir().join(rel))).unwrap()
+    };
+    let d = list::diff::diff(&doc(a), a, &doc(b), b);
+    golden.check("list/mpich.mpich-ev.diff.txt", &d.text());
+    golden.check("list/mpich.mpich-ev.diff.json", &d.json());
+    golden.finish();
+}
+
+/// `mpit-list`'s filters apply to the holes (Open MPI 4.1.4's listing has 318): none without
+/// `--holes` when a filter is set, all of them with it (under `--class` the pvar holes only),
+/// none with `--no-holes`; their count stays in the summary.
+#[test]
+fn mpit_list_filters_apply_to_holes() {
+    let listing: list::model::Listing =
+        serde_json::from_str(&read(&golden_dir().join("list/openmpi.model.json"))).unwrap();
+    let total = listing.holes.len();
+    let pvar_holes = listing.holes.iter().filter(|h| h.kind == "pvar").count();
+    assert!(
+        total > pvar_holes && pvar_holes > 0,
+        "{total} holes, {pvar_holes} pvar holes"
+    );
+    let holes = |options: &[&str]| -> (usize, u64) {
+        let args =
+            list::Args::try_parse_from(["mpit-list", "--json"].iter().chain(options).copied())
+                .unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&args.render(&listing)).unwrap();
+        (
+            doc["holes"].as_array().unwrap().len(),
+            doc["counts"]["holes"].as_u64().unwrap(),
+        )
+    };
+    let t = total as u64;
+    assert_eq!(holes(&[]), (total, t));
+    assert_eq!(holes(&["--name", "btl"]), (0, t));
+    assert_eq!(holes(&["--verbosity", "USER_BASIC"]), (0, t));
+    assert_eq!(holes(&["--bind", "NO_OBJECT"]), (0, t));
+    assert_eq!(holes(&["--class", "counter"]), (0, t));
+    assert_eq!(holes(&["--name", "btl", "--holes"]), (total, t));
+    assert_eq!(holes(&["--class", "counter", "--holes"]), (pvar_holes, t));
+    assert_eq!(holes(&["--no-holes"]), (0, t));
+    let text = list::Args::try_parse_from(["mpit-list", "--name", "btl"])
+        .unwrap()
+        .render(&listing);
+    assert!(
+        text.contains(&format!("\nholes: {total} (0 listed: a filter is set")),
+        "{text}"
+    );
+    assert!(!text.contains("<not listed: a hole"), "{text}");
+}
+
+/// `mpit-list` shows the values of variables read for an object, saying which: Open MPI
+/// 4.1.4's two pvars bound to a communicator (recorded unread, before the tool read them for
+/// `MPI_COMM_WORLD`), given values read for it.
+#[test]
+fn mpit_list_shows_values_read_for_a_communicator() {
+    let mut listing: list::model::Listing =
+        serde_json::from_str(&read(&golden_dir().join("list/openmpi.model.json"))).unwrap();
+    let mut read_for_world = 0;
+    for p in &mut listing.pvars {
+        if p.var.bind == mpit_safe::Bind::Comm {
+            p.var.reading = list::model::Reading::Values(vec![mpit_safe::Value::Unsigned(3)]);
+            p.var.object = Some("MPI_COMM_WORLD".into());
+            read_for_world += 1;
+        }
+    }
+    assert_eq!(read_for_world, 2);
+    let render = |opts: &[&str]| {
+        list::Args::try_parse_from(
+            ["mpit-list", "--bind", "MPI_COMM"]
+                .iter()
+                .chain(opts)
+                .copied(),
+        )
+        .unwrap()
+        .render(&listing)
+    };
+    let text = render(&[]);
+    assert!(
+        text.contains("pvar pml_ob1_unexpected_msgq_length = 3 (for MPI_COMM_WORLD)   [class SIZE"),
+        "{text}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&render(&["--json"])).unwrap();
+    for p in doc["pvars"].as_array().unwrap() {
+        assert_eq!(p["object"], "MPI_COMM_WORLD", "{p}");
+        assert_eq!(p["value"], 3, "{p}");
+        assert!(p.get("bound_to").is_none(), "{p}");
+    }
+}
+
 /// `mqd-dump`: recorded `--json` documents (which are its model) come back byte for byte, and
-/// their text is the golden text. `openmpi` is the two ranks of `examples/mqd/mqd_target.c`
+/// their text (standard output, then the error lines of standard error) is the golden text. `openmpi` is the two ranks of `examples/mqd/mqd_target.c`
 /// (a pending receive, a pending send, four unexpected messages read from ob1),
 /// `openmpi-no-donor` rank 0 of it with `--no-donor` (an error), `synthetic` a hand-written
 /// document with the branches no live run showed (a wildcard and a matched operation, no
@@ -160,8 +257,18 @@ fn mqd_dump_renders_the_recorded_queues() {
         "dump",
         &["openmpi", "openmpi-no-donor", "synthetic"],
         mqd::model::Dump::json,
-        mqd::model::Dump::text,
+        |d: &mqd::model::Dump| with_errors(d.text(), &d.errors()),
     );
+}
+
+/// A tool's standard output followed by its standard error, if it wrote any, after a line
+/// `-- standard error --`.
+fn with_errors(stdout: String, stderr: &str) -> String {
+    if stderr.is_empty() {
+        stdout
+    } else {
+        format!("{stdout}-- standard error --\n{stderr}")
+    }
 }
 
 /// For a tool whose `--json` document is its model: each `DIR/NAME.KIND.json` must come back

@@ -1,7 +1,9 @@
 //! `mpir-attach` against Debian's Open MPI 4.1: both models print exactly the (rank, host,
 //! executable, pid) the ranks print themselves, `--json` carries the same, and the launch model
-//! exits with the job's exit status. Skips (with a line saying so) where `mpiexec.openmpi` 4.1
-//! is not installed. The MPI program is mpir-types' `tests/targets/mpi_app.c`.
+//! exits with the job's exit status. Every `--json` document is valid against
+//! `examples/schemas/mpir-attach.schema.json`. Skips (with a line saying so) where
+//! `mpiexec.openmpi` 4.1 is not installed. The MPI program is mpir-types'
+//! `tests/targets/mpi_app.c`.
 #![cfg(target_os = "linux")]
 
 use std::collections::BTreeSet;
@@ -15,6 +17,8 @@ use serde_json::Value as Json;
 #[path = "common/openmpi.rs"]
 mod openmpi;
 use openmpi::{command as ompi, skip};
+#[path = "common/schema.rs"]
+mod schema;
 
 const TOOL: &str = env!("CARGO_BIN_EXE_mpir-attach");
 
@@ -91,7 +95,7 @@ fn launch_model_json_matches_the_ranks_and_the_job_succeeds() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     // The job's output (inherited) comes first, the JSON object after the job ended.
     let json_start = stdout.find("\n{").map_or(0, |i| i + 1);
-    let v: Json = serde_json::from_str(&stdout[json_start..]).unwrap();
+    let v = schema::assert_valid_text("mpir-attach", &stdout[json_start..]);
     assert_eq!(v["model"], "launch");
     assert_eq!(v["debug_state"], "MPIR_DEBUG_SPAWNED");
     assert_eq!(v["exit_status"], 0);
@@ -150,7 +154,7 @@ fn attach_model_lines_and_json_match_the_ranks() {
     assert!(job.wait().unwrap().success());
     assert!(lines.status.success() && json.status.success());
     assert_eq!(tool_rows(&String::from_utf8(lines.stdout).unwrap()), own);
-    let v: Json = serde_json::from_slice(&json.stdout).unwrap();
+    let v = schema::assert_valid_text("mpir-attach", &String::from_utf8_lossy(&json.stdout));
     assert_eq!(v["model"], "attach");
     assert_eq!(v["starter_pid"].as_i64(), Some(job.id() as i64));
     assert_eq!(json_rows(&v), own);

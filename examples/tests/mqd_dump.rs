@@ -4,8 +4,9 @@
 //! all on a communicator it names "mqd-test-comm", and waits; the tool dumps both ranks through
 //! Open MPI's own DLL; the test compares the dump with what the program posted, releases the
 //! ranks and expects the job to exit 0. The DLL has no unexpected-message queue; the test
-//! checks the one mqd-types reads from ob1's structures. Skips (with a line saying so) where Debian's Open MPI
-//! 4.1 is not installed.
+//! checks the one mqd-types reads from ob1's structures. The `--json` document is valid against
+//! `examples/schemas/mqd-dump.schema.json`; without the type donor the error goes to standard
+//! error. Skips (with a line saying so) where Debian's Open MPI 4.1 is not installed.
 #![cfg(target_os = "linux")]
 
 use std::path::Path;
@@ -16,6 +17,8 @@ use serde_json::Value as Json;
 
 #[path = "common/openmpi.rs"]
 mod openmpi;
+#[path = "common/schema.rs"]
+mod schema;
 
 const TOOL: &str = env!("CARGO_BIN_EXE_mqd-dump");
 
@@ -118,7 +121,10 @@ fn dump_shows_what_two_ranks_posted() {
     let text_time = t.elapsed();
     let mut json_args = pid_args.clone();
     json_args.push("--json".to_owned());
-    let json: Json = serde_json::from_slice(&tool(&json_args).stdout).expect("JSON");
+    let json = schema::assert_valid_text(
+        "mqd-dump",
+        &String::from_utf8(tool(&json_args).stdout).expect("UTF-8"),
+    );
 
     println!("what the program posted (all on \"mqd-test-comm\", a dup of MPI_COMM_WORLD):");
     println!(
@@ -261,12 +267,14 @@ fn dump_shows_what_two_ranks_posted() {
         .output()
         .expect("run mqd-dump");
     let bare_text = String::from_utf8_lossy(&bare.stdout);
-    println!("without the type donor:\n{bare_text}");
+    let bare_error = String::from_utf8_lossy(&bare.stderr);
+    println!("without the type donor:\n{bare_text}{bare_error}");
     assert_eq!(bare.status.code(), Some(1), "{bare_text}");
     assert!(
-        bare_text.contains("the image has no type \"opal_list_item_t\""),
-        "{bare_text}"
+        bare_error.contains("the image has no type \"opal_list_item_t\""),
+        "the error goes to standard error: {bare_error}"
     );
+    assert!(!bare_text.contains("no type"), "{bare_text}");
 
     std::fs::write(dir.join("release"), b"").unwrap();
     let mut child = job.0.take().unwrap();

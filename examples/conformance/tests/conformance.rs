@@ -17,6 +17,7 @@
 //! they skip, also when recording.
 //!
 //! Set `MPIT_CONFORM_RECORD=1` to write the file from the current run instead of comparing.
+//! Every report is also validated against `examples/schemas/mpit-conform.schema.json`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -25,6 +26,9 @@ use std::time::{Duration, Instant};
 
 use mpit_conformance::{Expect, implementation_key};
 use serde_json::Value as Json;
+
+#[path = "../../tests/common/schema.rs"]
+mod schema;
 
 /// The properties that must not skip on an implementation: what it is known to have after
 /// `MPI_Init` (DESIGN.md's table: pvars on Open MPI, Intel MPI and mpich-ev; one source and
@@ -202,6 +206,7 @@ fn findings_match_the_expectation_file_and_reproduce_in_c() {
             String::from_utf8_lossy(&out.stdout)
         )
     });
+    schema::assert_valid("mpit-conform", &report);
     let imp = &report["implementation"];
     let lib = imp["library_version"].as_str().unwrap_or("");
     let key = imp["key"]
@@ -388,6 +393,7 @@ fn a_refusing_launcher_is_not_a_crash() {
         }
         let out = cmd.output().expect("run mpit-conform");
         let report: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        schema::assert_valid("mpit-conform", &report);
         let p = &report["properties"][0];
         println!("{launcher}: {}", p["detail"]);
         assert_eq!(p["id"], "ranks.consistency");

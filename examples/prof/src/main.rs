@@ -11,6 +11,10 @@
 //! `libmpit_prof.so` (next to this executable) first in `LD_PRELOAD` and `exec`s the program,
 //! so its exit status is the program's. A program linked against another libmpi than the one
 //! the library was built for runs unchanged, after one line saying so.
+//!
+//! Exit status: when it runs a program, the program's (126 when it cannot be run, 127 when it
+//! is not found, 1 when `libmpit_prof.so` is missing); `report` and `diff` exit 0, or 1 when an
+//! output directory cannot be read; 2 on a usage error. Errors go to standard error.
 
 #![forbid(unsafe_code)]
 
@@ -30,6 +34,11 @@ const BUILD_SONAME: &str = env!("MPIT_PROF_BUILD_SONAME");
 const BUILD_LIBMPI: &str = env!("MPIT_PROF_BUILD_LIBMPI");
 /// The preload library's file name, looked for next to this executable.
 const LIBRARY: &str = "libmpit_prof.so";
+/// Exit statuses, as `--help` lists them.
+const EXIT_STATUS: &str = "Exit status: when it runs a program, the program's (126 when it \
+                           cannot be run, 127 when it is not found, 1 when libmpit_prof.so is \
+                           missing); report and diff exit 0, or 1 when an output directory \
+                           cannot be read; 2 on a usage error. Errors go to standard error.";
 
 #[derive(Parser)]
 #[command(
@@ -44,6 +53,7 @@ const LIBRARY: &str = "libmpit_prof.so";
                   per-peer pvars, and ranks.json into the output directory. The options can also \
                   be given as MPIT_PROF_MODE, MPIT_PROF_PVARS, MPIT_PROF_CLASSES, \
                   MPIT_PROF_VERBOSITY, MPIT_PROF_OUTPUT, MPIT_PROF_PROGRESS and MPIT_PROF_EVENTS.",
+    after_help = EXIT_STATUS,
     args_conflicts_with_subcommands = true
 )]
 struct Cli {

@@ -13,7 +13,8 @@
 //! written `MPIR_executable_path` and `MPIR_server_arguments` and set `MPIR_being_debugged`, it
 //! launches that daemon with the decoded arguments. With `--abort-after MS`, or when a child
 //! fails, it sets `MPIR_debug_abort_string`, raises `MPIR_DEBUG_ABORTING`, kills the remaining
-//! children and exits with status 3. Otherwise it exits with status 0.
+//! children and exits with status 3. Otherwise it exits with status 0. It exits with 127 when
+//! it cannot start the program or publish the table, and with 2 on a usage error.
 //!
 //! Its own report goes to standard error, one line each, prefixed `mpir-starter:`; the children
 //! share its standard output. A tool finds its MPIR symbols in the executable's `.symtab`
@@ -28,9 +29,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Exit statuses, as `--help` lists them.
+const EXIT_STATUS: &str = "Exit status: 0 when every copy exited 0; 3 after an abort \
+                           (--abort-after, or a copy that failed); 127 when the program could \
+                           not be started or the table published; 2 on a usage error. Errors go \
+                           to standard error.";
+
 /// A minimal MPIR starter: run N copies of a program and publish them to a tool.
 #[derive(Parser, Debug)]
-#[command(name = "mpir-starter", version)]
+#[command(name = "mpir-starter", version, after_help = EXIT_STATUS)]
 struct Args {
     /// Number of processes ("ranks") to start.
     #[arg(short = 'n', long = "np", default_value_t = 1)]

@@ -1,18 +1,26 @@
 //! Reads a [`Listing`] from the installed MPI through `mpit-safe`: every variable, category,
-//! event type and source, every unbound variable's value (non-continuous performance variables
-//! started in the listing's session first), and the holes.
+//! event type and source, every unbound variable's value and, when MPI is initialised, the
+//! value of every variable bound to a communicator for `MPI_COMM_WORLD` (non-continuous
+//! performance variables started in the listing's session first), and the holes.
 
+use mpi::topology::SimpleCommunicator;
 use mpit_safe::{
-    Bind, CvarInfo, Datatype, Error, Listing as Entries, Mpit, NoObject, PvarInfo, Session, Value,
+    Bind, CvarInfo, Datatype, Error, Listing as Entries, MpiObject, Mpit, NoObject, PvarInfo,
+    Session, Value,
 };
 
-use super::model::{Category, Counts, Cvar, EventType, Hole, Listing, Pvar, Reading, Source};
+use super::model::{Category, Counts, Cvar, EventType, Hole, Listing, Pvar, Read, Reading, Source};
 
 /// Elements beyond this count are not read: a garbage count must not exhaust memory.
 pub const MAX_ELEMENTS: usize = 1 << 20;
 
-/// Everything MPI_T lists now; `mpi_init` says whether MPI is initialised.
-pub fn collect(mpit: &Mpit, mpi_init: bool) -> Listing {
+/// The name a reading for `MPI_COMM_WORLD` is labelled with.
+pub const WORLD: &str = "MPI_COMM_WORLD";
+
+/// Everything MPI_T lists now; `world` is `MPI_COMM_WORLD` when MPI is initialised (variables
+/// bound to a communicator are then read for it).
+pub fn collect(mpit: &Mpit, world: Option<&SimpleCommunicator>) -> Listing {
+    let mpi_init = world.is_some();
     let (mut holes, mut errors) = (Vec::new(), Vec::new());
     let (cvars, cvar_count) = split("cvar", mpit.cvars(), &mut holes, &mut errors);
     let (pvars, pvar_count) = split("pvar", mpit.pvars(), &mut holes, &mut errors);
@@ -21,15 +29,15 @@ pub fn collect(mpit: &Mpit, mpi_init: bool) -> Listing {
     let (events, sources) = collect_events(mpit, &mut holes, &mut errors);
     let cvars = cvars
         .iter()
-        .map(|info| Cvar::new(info, read_cvar(mpit, info)))
+        .map(|info| Cvar::new(info, read_cvar(mpit, info, world)))
         .collect();
     let pvars = {
         let session = mpit.session();
         pvars
             .iter()
             .map(|info| {
-                let (reading, started) = read_pvar(&session, info);
-                Pvar::new(info, reading, started)
+                let (read, started) = read_pvar(&session, info, world);
+                Pvar::new(info, read, started)
             })
             .collect()
     };
@@ -115,37 +123,61 @@ fn chars_to_text(values: Vec<Value>) -> Reading {
     Reading::Text(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn read_cvar(mpit: &Mpit, info: &CvarInfo) -> Reading {
-    if info.bind != Bind::NoObject {
-        return Reading::Bound(info.bind);
+/// The object a variable bound as `bind` is read for, and its name (`None` for no object):
+/// `MPI_COMM_WORLD` for a communicator when MPI is initialised; `Err` when there is none.
+fn object_for(
+    bind: Bind,
+    world: Option<&SimpleCommunicator>,
+) -> Result<(&dyn MpiObject, Option<String>), Reading> {
+    match (bind, world) {
+        (Bind::NoObject, _) => Ok((&NoObject, None)),
+        (Bind::Comm, Some(w)) => Ok((w, Some(WORLD.to_owned()))),
+        _ => Err(Reading::Bound(bind)),
     }
+}
+
+fn read_cvar(mpit: &Mpit, info: &CvarInfo, world: Option<&SimpleCommunicator>) -> Read {
+    let (obj, object) = match object_for(info.bind, world) {
+        Ok(o) => o,
+        Err(unread) => return (unread, None),
+    };
     let read = if info.datatype == Datatype::Char {
-        mpit.cvar_handle::<u8>(info.index).and_then(|h| {
-            check_count(h.count())?;
-            let s = h.read_string()?;
-            Ok(Reading::Text(s.to_string_lossy().into_owned()))
-        })
+        mpit.cvar_handle_for::<u8, _>(info.index, obj)
+            .and_then(|h| {
+                check_count(h.count())?;
+                let s = h.read_string()?;
+                Ok(Reading::Text(s.to_string_lossy().into_owned()))
+            })
     } else {
-        mpit.dyn_cvar_handle(info.index, &NoObject).and_then(|h| {
+        mpit.dyn_cvar_handle(info.index, obj).and_then(|h| {
             check_count(h.count())?;
             Ok(Reading::Values(h.read_values()?))
         })
     };
-    read.unwrap_or_else(|e| Reading::Failed(e.to_string()))
+    (
+        read.unwrap_or_else(|e| Reading::Failed(e.to_string())),
+        object,
+    )
 }
 
-/// Reads a variable with no binding in the listing's session, starting it first unless it is
-/// continuous; returns the reading and whether it was started.
-fn read_pvar(session: &Result<Session<'_>, Error>, info: &PvarInfo) -> (Reading, bool) {
-    if info.bind != Bind::NoObject {
-        return (Reading::Bound(info.bind), false);
-    }
+/// Reads a performance variable in the listing's session (for `MPI_COMM_WORLD` if it is bound
+/// to a communicator), starting it first unless it is continuous; returns what was read and
+/// whether it was started.
+fn read_pvar(
+    session: &Result<Session<'_>, Error>,
+    info: &PvarInfo,
+    world: Option<&SimpleCommunicator>,
+) -> (Read, bool) {
+    let (obj, object) = match object_for(info.bind, world) {
+        Ok(o) => o,
+        Err(unread) => return ((unread, None), false),
+    };
     let session = match session {
         Ok(s) => s,
-        Err(e) => return (Reading::Failed(format!("no session: {e}")), false),
+        Err(e) => return ((Reading::Failed(format!("no session: {e}")), object), false),
     };
     let mut started = false;
-    let read = session.dyn_handle(info.index, &NoObject).and_then(|h| {
+    let read = session.dyn_handle(info.index, obj).and_then(|h| {
         check_count(h.count())?;
         if !info.continuous {
             h.start()?;
@@ -158,7 +190,7 @@ fn read_pvar(session: &Result<Session<'_>, Error>, info: &PvarInfo) -> (Reading,
         Ok(v) => Reading::Values(v),
         Err(e) => Reading::Failed(e.to_string()),
     };
-    (reading, started)
+    ((reading, object), started)
 }
 
 /// Splits a listing into its entries and holes; a failed listing is one error.

@@ -1,8 +1,39 @@
-//! `mpit-list`'s filters: `--verbosity`, `--bind`, `--class`, `--name`.
+//! `mpit-list`'s filters: `--verbosity`, `--bind`, `--class`, `--name`, and which holes are
+//! listed (`--holes`, `--no-holes`).
+//!
+//! A hole (an index below a count whose query failed) has an index, a kind and an error, and
+//! none of the properties the filters test (name, verbosity, binding, class): a filter keeps
+//! what is known to match, so any filter excludes every hole unless `--holes` asks for them
+//! (then the holes of the kinds the filters may show: every kind, or with `--class`, which
+//! shows performance variables only, the pvar holes). `--no-holes` never lists them. Their
+//! count stays in the listing's summary either way.
 
 use mpit_safe::{Bind, PvarClass, Verbosity};
 
-use super::model::{Cvar, Pvar, Variable};
+use super::model::{Cvar, Hole, Pvar, Variable};
+
+/// Which holes a listing shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Holes {
+    /// Every hole when no filter is set, none when one is (the default).
+    #[default]
+    UnlessFiltered,
+    /// `--holes`: the holes of the kinds the filters may show, even when filters are set.
+    Always,
+    /// `--no-holes`: none.
+    Never,
+}
+
+impl Holes {
+    /// The name the `--json` document gives it (`unless_filtered`, `always`, `never`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Holes::UnlessFiltered => "unless_filtered",
+            Holes::Always => "always",
+            Holes::Never => "never",
+        }
+    }
+}
 
 /// Which variables a listing shows (all of them when every field is `None`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,10 +46,12 @@ pub struct Filters {
     pub class: Option<PvarClass>,
     /// Only variables whose name contains this, ignoring ASCII case.
     pub name: Option<String>,
+    /// Which holes are listed.
+    pub holes: Holes,
 }
 
 impl Filters {
-    /// Whether any filter is set.
+    /// Whether any filter of variables is set (`holes` is not one).
     pub fn any(&self) -> bool {
         self.verbosity.is_some()
             || self.bind.is_some()
@@ -44,6 +77,33 @@ impl Filters {
     /// Whether the performance variable `v` is shown.
     pub fn pvar_shown(&self, v: &Pvar) -> bool {
         self.class.is_none_or(|c| c == v.class) && self.common(&v.var)
+    }
+
+    /// Whether the holes of `kind` (`cvar`, `pvar`, `category`, `event type`, `source`) are
+    /// listed.
+    pub fn hole_kind_shown(&self, kind: &str) -> bool {
+        match self.holes {
+            Holes::UnlessFiltered => !self.any(),
+            Holes::Always => self.class.is_none() || kind == "pvar",
+            Holes::Never => false,
+        }
+    }
+
+    /// Whether the hole `h` is listed.
+    pub fn hole_shown(&self, h: &Hole) -> bool {
+        self.hole_kind_shown(&h.kind)
+    }
+
+    /// Why some holes are not listed, when some are not (for the text listing).
+    pub fn holes_hidden_because(&self) -> &'static str {
+        match self.holes {
+            Holes::Never => "--no-holes",
+            Holes::Always => "--class shows the pvar holes only",
+            Holes::UnlessFiltered => {
+                "a filter is set, and a hole has no name, verbosity, binding or class to match \
+                 it; --holes lists them"
+            }
+        }
     }
 
     /// The filters set, in words (`verbosity <= USER_BASIC, name contains "btl"`).

@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use mpit_safe::Value;
+use mpit_safe::{Family, Value};
 use serde::Serialize;
 
 use super::filter::Filters;
@@ -15,11 +15,7 @@ use super::tree::View;
 
 /// The `--json` document of `listing` through `filters`, pretty-printed, with a final newline.
 pub fn render(listing: &Listing, filters: &Filters) -> String {
-    let doc = Document::new(listing, filters);
-    let mut s = serde_json::to_string_pretty(&doc)
-        .unwrap_or_else(|e| format!("{{\"errors\": [{:?}]}}", e.to_string()));
-    s.push('\n');
-    s
+    crate::serde_util::pretty_json(&Document::new(listing, filters))
 }
 
 /// The whole document.
@@ -32,7 +28,7 @@ struct Document<'a> {
     errors: &'a [String],
     events: EventsJson<'a>,
     filters: FiltersJson<'a>,
-    holes: &'a [Hole],
+    holes: Vec<&'a Hole>,
     implementation: &'a str,
     library: &'a str,
     library_version: Option<&'a str>,
@@ -55,6 +51,7 @@ struct CountsJson {
 struct FiltersJson<'a> {
     bind: Option<&'static str>,
     class: Option<&'static str>,
+    holes: &'static str,
     name: Option<&'a str>,
     verbosity: Option<&'static str>,
 }
@@ -147,9 +144,13 @@ struct VarJson<'a> {
     #[serde(rename = "enum")]
     enumtype: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    env: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
     index: usize,
     name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     readonly: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -221,7 +222,7 @@ impl From<&Value> for Scalar<'_> {
 impl<'a> VarJson<'a> {
     /// The fields both kinds have; `value` (a scalar for one element, else an array; `null` if
     /// not read), `count`, `value_item` (enumeration item names), `bound_to` or `error` from
-    /// the reading.
+    /// the reading, and `object`, what a bound variable was read for.
     fn common(v: &'a Variable) -> Self {
         let mut j = VarJson {
             atomic: None,
@@ -233,9 +234,11 @@ impl<'a> VarJson<'a> {
             datatype: v.datatype.c_name(),
             description: &v.description,
             enumtype: enum_name(&v.enumtype),
+            env: None,
             error: None,
             index: v.index,
             name: &v.name,
+            object: v.object.as_deref(),
             readonly: None,
             rule_broken: None,
             scope: None,
@@ -266,8 +269,9 @@ impl<'a> VarJson<'a> {
         j
     }
 
-    fn cvar(v: &'a Cvar) -> Self {
+    fn cvar(v: &'a Cvar, family: Family) -> Self {
         VarJson {
+            env: super::env::variable(family, v),
             scope: Some(v.scope.name()),
             ..VarJson::common(&v.var)
         }
@@ -329,6 +333,7 @@ impl<'a> SourceJson<'a> {
 impl<'a> Document<'a> {
     fn new(listing: &'a Listing, filters: &'a Filters) -> Self {
         let view = View::new(listing, filters);
+        let family = super::env::family(listing);
         let filtered = filters.any();
         let roots: HashSet<usize> = view.roots.iter().copied().collect();
         let keep = |list: &[usize], shown: &dyn Fn(&usize) -> bool| -> Vec<usize> {
@@ -360,7 +365,10 @@ impl<'a> Document<'a> {
                 holes: listing.holes.len(),
                 pvars: listing.counts.pvars,
             },
-            cvars: view.shown_cvars().map(VarJson::cvar).collect(),
+            cvars: view
+                .shown_cvars()
+                .map(|v| VarJson::cvar(v, family))
+                .collect(),
             enums: view
                 .enums()
                 .into_iter()
@@ -386,10 +394,15 @@ impl<'a> Document<'a> {
             filters: FiltersJson {
                 bind: filters.bind.map(|b| b.name()),
                 class: filters.class.map(|c| c.name()),
+                holes: filters.holes.name(),
                 name: filters.name.as_deref(),
                 verbosity: filters.verbosity.map(|v| v.name()),
             },
-            holes: &listing.holes,
+            holes: listing
+                .holes
+                .iter()
+                .filter(|h| filters.hole_shown(h))
+                .collect(),
             implementation: &listing.implementation,
             library: &listing.library,
             library_version: listing.library_version.as_deref(),

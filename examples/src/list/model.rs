@@ -72,6 +72,9 @@ pub enum Reading {
     Failed(String),
 }
 
+/// What reading a variable gave, and the object it was read for, if any.
+pub type Read = (Reading, Option<String>);
+
 /// An enumeration a variable uses (`MPI_T_enum_get_info`, `MPI_T_enum_get_item`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Enum {
@@ -138,6 +141,10 @@ pub struct Variable {
     pub description: String,
     /// What reading it gave.
     pub reading: Reading,
+    /// The object a bound variable was read for (`MPI_COMM_WORLD`); absent for unbound
+    /// variables and for bound ones that were not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
 }
 
 /// A control variable and its value.
@@ -152,8 +159,8 @@ pub struct Cvar {
 }
 
 impl Cvar {
-    /// The row of `info` with what reading it gave.
-    pub fn new(info: &CvarInfo, reading: Reading) -> Cvar {
+    /// The row of `info` with what reading it gave (for `object`, if it was read for one).
+    pub fn new(info: &CvarInfo, (reading, object): Read) -> Cvar {
         Cvar {
             var: Variable {
                 index: info.index,
@@ -164,6 +171,7 @@ impl Cvar {
                 enumtype: info.enumtype.as_ref().map(Enum::from),
                 description: info.description.to_string(),
                 reading,
+                object,
             },
             scope: info.scope,
         }
@@ -195,8 +203,9 @@ pub struct Pvar {
 }
 
 impl Pvar {
-    /// The row of `info` with what reading it gave.
-    pub fn new(info: &PvarInfo, reading: Reading, started: bool) -> Pvar {
+    /// The row of `info` with what reading it gave (for `object`, if it was read for one) and
+    /// whether the listing started it.
+    pub fn new(info: &PvarInfo, (reading, object): Read, started: bool) -> Pvar {
         Pvar {
             rule_broken: rule_broken(info.class, &reading),
             var: Variable {
@@ -208,6 +217,7 @@ impl Pvar {
                 enumtype: info.enumtype.as_ref().map(Enum::from),
                 description: info.description.to_string(),
                 reading,
+                object,
             },
             class: info.class,
             readonly: info.readonly,

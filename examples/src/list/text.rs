@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use mpit_safe::Value;
 
+use mpit_safe::Family;
+
 use super::filter::Filters;
 use super::model::{Cvar, Enum, EventType, Listing, Pvar, Reading, Source, Variable};
 use super::tree::View;
@@ -20,6 +22,7 @@ pub fn render(listing: &Listing, filters: &Filters, descriptions: bool) -> Strin
         out: String::new(),
         filters,
         descriptions,
+        family: super::env::family(listing),
     };
     t.line(
         0,
@@ -136,8 +139,25 @@ pub fn render(listing: &Listing, filters: &Filters, descriptions: bool) -> Strin
     }
 
     t.line(0, "");
-    t.line(0, &format!("holes: {}", listing.holes.len()));
-    for h in &listing.holes {
+    let holes: Vec<_> = listing
+        .holes
+        .iter()
+        .filter(|h| filters.hole_shown(h))
+        .collect();
+    if holes.len() == listing.holes.len() {
+        t.line(0, &format!("holes: {}", listing.holes.len()));
+    } else {
+        t.line(
+            0,
+            &format!(
+                "holes: {} ({} listed: {})",
+                listing.holes.len(),
+                holes.len(),
+                filters.holes_hidden_because()
+            ),
+        );
+    }
+    for h in holes {
         t.line(1, &format!("{} #{}: {}", h.kind, h.index, h.error));
     }
     t.out
@@ -197,8 +217,17 @@ fn show_value(v: &Value, e: Option<&Enum>) -> String {
     }
 }
 
-/// A variable's value as text: what reading it gave, enumeration items by name.
+/// A variable's value as text: what reading it gave, enumeration items by name, and the
+/// object it was read for.
 fn show_reading(v: &Variable) -> String {
+    let value = show_value_of(v);
+    match &v.object {
+        Some(o) => format!("{value} (for {o})"),
+        None => value,
+    }
+}
+
+fn show_value_of(v: &Variable) -> String {
     let e = v.enumtype.as_ref();
     match &v.reading {
         Reading::Values(vs) if vs.len() == 1 => show_value(&vs[0], e),
@@ -231,6 +260,8 @@ struct Text<'a> {
     out: String,
     filters: &'a Filters,
     descriptions: bool,
+    /// The implementation's family: how its cvars are set from the environment.
+    family: Family,
 }
 
 impl Text<'_> {
@@ -248,10 +279,13 @@ impl Text<'_> {
     }
 
     fn cvar(&mut self, depth: usize, v: &Cvar) {
+        let env = super::env::variable(self.family, v)
+            .map(|e| format!(", env {e}"))
+            .unwrap_or_default();
         self.line(
             depth,
             &format!(
-                "cvar {} = {}   [scope {}, bind {}, {}, {}]",
+                "cvar {} = {}   [scope {}, bind {}, {}, {}{env}]",
                 v.var.name,
                 show_reading(&v.var),
                 v.scope,
@@ -315,11 +349,16 @@ impl Text<'_> {
             ),
         );
         self.description(depth, &c.description);
-        let filtered = self.filters.any();
+        // Members not listed (holes, or indices out of range) show where holes are listed.
+        let (cvar_holes, pvar_holes, category_holes) = (
+            self.filters.hole_kind_shown("cvar"),
+            self.filters.hole_kind_shown("pvar"),
+            self.filters.hole_kind_shown("category"),
+        );
         for v in &c.cvars {
             match view.cvar_at.get(v) {
                 Some(v) => self.cvar(depth + 1, v),
-                None if !filtered => self.line(
+                None if cvar_holes && !view.cvar_filtered_out(*v) => self.line(
                     depth + 1,
                     &format!("cvar #{v}: <not listed: a hole or out of range>"),
                 ),
@@ -329,7 +368,7 @@ impl Text<'_> {
         for v in &c.pvars {
             match view.pvar_at.get(v) {
                 Some(v) => self.pvar(depth + 1, v),
-                None if !filtered => self.line(
+                None if pvar_holes && !view.pvar_filtered_out(*v) => self.line(
                     depth + 1,
                     &format!("pvar #{v}: <not listed: a hole or out of range>"),
                 ),
@@ -338,7 +377,7 @@ impl Text<'_> {
         }
         path.push(i);
         for &s in &c.categories {
-            if view.visible.contains(&s) || (!filtered && !view.category_at.contains_key(&s)) {
+            if view.visible.contains(&s) || (category_holes && !view.category_at.contains_key(&s)) {
                 self.category(view, s, depth + 1, path);
             }
         }

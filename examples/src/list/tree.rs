@@ -26,6 +26,10 @@ pub struct View<'r> {
     pub uncategorized_cvars: Vec<&'r Cvar>,
     /// Shown performance variables in no category.
     pub uncategorized_pvars: Vec<&'r Pvar>,
+    /// The indices of every listed control variable, shown or not.
+    listed_cvars: HashSet<usize>,
+    /// The indices of every listed performance variable, shown or not.
+    listed_pvars: HashSet<usize>,
 }
 
 impl<'r> View<'r> {
@@ -111,7 +115,19 @@ impl<'r> View<'r> {
             roots,
             uncategorized_cvars,
             uncategorized_pvars,
+            listed_cvars: listing.cvars.iter().map(|v| v.var.index).collect(),
+            listed_pvars: listing.pvars.iter().map(|v| v.var.index).collect(),
         }
+    }
+
+    /// Whether control variable `index` is listed but not shown (a filter excludes it).
+    pub fn cvar_filtered_out(&self, index: usize) -> bool {
+        self.listed_cvars.contains(&index) && !self.cvar_at.contains_key(&index)
+    }
+
+    /// Whether performance variable `index` is listed but not shown (a filter excludes it).
+    pub fn pvar_filtered_out(&self, index: usize) -> bool {
+        self.listed_pvars.contains(&index) && !self.pvar_at.contains_key(&index)
     }
 
     /// The shown control variables, in index order.

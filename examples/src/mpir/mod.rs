@@ -13,23 +13,41 @@
 //! with `--trace`, stays until the starter ends, reporting every event and the abort string),
 //! waits for the job and exits with its exit status. Linux only; the launch model on x86-64.
 //!
-//! What a run acquired is a [`model::Job`] (the `--json` document); [`text`] renders the lines.
+//! What a run acquired is a [`model::Job`] (the `--json` document, schema:
+//! `examples/schemas/mpir-attach.schema.json`); [`text`] renders the lines.
+//!
+//! Exit status: the attach model exits 0 once the table is printed, 1 when the process could
+//! not be acquired; the launch model exits with the job's exit status (128 + the signal's
+//! number if a signal ended it), 1 when the tool failed; 2 on a usage error (including neither
+//! `--pid` nor a command). Errors go to standard error.
 
 pub mod model;
 pub mod text;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{ArgGroup, Parser};
+
+/// Exit statuses, as `--help` lists them.
+const EXIT_STATUS: &str = "Exit status: attach model: 0 once the table is printed, 1 when the \
+                           process could not be acquired; launch model: the job's exit status \
+                           (128 + the signal's number if a signal ended it), 1 when the tool \
+                           failed; 2 on a usage error. Errors go to standard error.";
 
 /// Acquire the processes of an MPI job through MPIR (attach or launch model).
 #[derive(Parser, Debug)]
-#[command(name = "mpir-attach", version)]
+#[command(
+    name = "mpir-attach",
+    version,
+    after_help = EXIT_STATUS,
+    group(ArgGroup::new("target").required(true).args(["pid", "command"]))
+)]
 pub struct Args {
     /// Attach to this running MPIR starter (e.g. mpiexec's pid).
     #[arg(long, conflicts_with = "command")]
     pub pid: Option<i32>,
-    /// Print one JSON object instead of one line per rank.
+    /// Print one JSON object instead of one line per rank (schema:
+    /// examples/schemas/mpir-attach.schema.json).
     #[arg(long)]
     pub json: bool,
     /// Launch model: seconds to wait for the spawned event (for --trace: for the starter to end).
@@ -49,10 +67,6 @@ pub struct Args {
 /// The tool: the attach model with `--pid`, else the launch model; the exit status is the
 /// job's in the launch model.
 pub fn run(args: &Args) -> ExitCode {
-    if args.pid.is_none() && args.command.is_empty() {
-        eprintln!("mpir-attach: give --pid PID or a starter command line after --");
-        return ExitCode::from(2);
-    }
     match imp::run(args) {
         Ok(code) => code,
         Err(e) => {

@@ -11,30 +11,46 @@
 //! The DLL is found by section 5's search (the starter's `mpimsgq_dll_locations`, the MPI
 //! process's, then `MPIR_dll_name`) unless `--dll` names it. Types come from the libraries'
 //! debug info if they have it, else from mqd-types' Open MPI type donor. `--json` prints one
-//! JSON document instead of text.
+//! JSON document instead of text (schema: `examples/schemas/mqd-dump.schema.json`).
 //!
 //! Where the DLL has no information on the unexpected messages (Open MPI 4.1's DLL never has),
 //! mqd-types reads them itself from the ob1 PML's structures (types from its ob1 type donor)
 //! and the dump says so: `read by mqd-types from ob1's structures`.
 //!
 //! Each process is read into a [`model::ProcessDump`] (the `--json` document's entry), which
-//! [`text::render`] turns into text.
+//! [`text::render`] turns into text. What stopped the dump of a process goes to standard error
+//! ([`text::error`]), in both modes (the JSON document keeps it too, as the process's `error`).
+//!
+//! Exit status: 0 when every process was dumped (and the command, if any, exited 0); 1 when a
+//! process could not be read, the command could not be run or failed; 2 on a usage error
+//! (including nothing to dump: no `--pid`, `--starter` or command).
 
 pub mod model;
 pub mod text;
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{ArgGroup, Parser};
 
 use self::model::Dump;
 
+/// Exit statuses, as `--help` lists them.
+const EXIT_STATUS: &str = "Exit status: 0 when every process was dumped (and the command, if \
+                           any, exited 0); 1 when a process could not be read, or the command \
+                           could not be run or failed; 2 on a usage error (including nothing to \
+                           dump). Errors go to standard error.";
+
 /// Print the communicators and message queues of live MPI processes.
 #[derive(Parser, Debug)]
-#[command(name = "mqd-dump", version)]
+#[command(
+    name = "mqd-dump",
+    version,
+    after_help = EXIT_STATUS,
+    group(ArgGroup::new("what").required(true).multiple(true).args(["pids", "starter", "command"]))
+)]
 pub struct Args {
     /// An MPI process to dump (repeatable).
-    #[arg(long = "pid")]
+    #[arg(long = "pid", value_name = "PID")]
     pub pids: Vec<i32>,
     /// The job's starter (mpiexec): its ranks are dumped (from its MPIR process table)
     /// and its `mpimsgq_dll_locations` is searched first.
@@ -49,7 +65,7 @@ pub struct Args {
     /// With a command: seconds to wait before dumping.
     #[arg(long, default_value_t = 2.0)]
     pub delay: f64,
-    /// Print JSON.
+    /// Print one JSON document (schema: examples/schemas/mqd-dump.schema.json).
     #[arg(long)]
     pub json: bool,
     /// A command to launch (an MPI starter), dumped after `--delay` seconds.
@@ -63,9 +79,14 @@ impl Dump {
         serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))
     }
 
-    /// The text of every process.
+    /// The text of every process (standard output).
     pub fn text(&self) -> String {
         self.processes.iter().map(text::render).collect()
+    }
+
+    /// The error lines of the processes that could not be read (standard error).
+    pub fn errors(&self) -> String {
+        self.processes.iter().filter_map(text::error).collect()
     }
 }
 
@@ -105,7 +126,7 @@ mod live {
                 }
                 Err(e) => {
                     eprintln!("mqd-dump: cannot run {program}: {e}");
-                    return ExitCode::from(2);
+                    return ExitCode::FAILURE;
                 }
             }
             std::thread::sleep(Duration::from_secs_f64(args.delay.max(0.0)));
@@ -127,6 +148,9 @@ mod live {
         for &pid in &pids {
             let p = process(pid, starter, args);
             ok &= p.error.is_none();
+            if let Some(e) = super::text::error(&p) {
+                eprint!("{e}");
+            }
             if args.json {
                 dump.processes.push(p);
             } else {

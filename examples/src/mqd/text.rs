@@ -12,8 +12,9 @@ fn json<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|e| format!("<{e}>"))
 }
 
-/// The text of one process: its DLL, the search, the type donor's checks, any error, and each
-/// communicator with its three queues.
+/// The text of one process (standard output): its DLL, the search, the type donor's checks,
+/// and each communicator with its three queues. What stopped the dump is not in it: see
+/// [`error`].
 pub fn render(p: &ProcessDump) -> String {
     let mut s = format!(
         "rank {} (pid {})",
@@ -45,9 +46,6 @@ pub fn render(p: &ProcessDump) -> String {
     if !checks.is_empty() {
         let _ = writeln!(s, "  type donor checked: {}", checks.join(", "));
     }
-    if let Some(e) = &p.error {
-        let _ = writeln!(s, "  error: {e}");
-    }
     for c in p.communicators.iter().flatten() {
         let _ = writeln!(
             s,
@@ -65,6 +63,18 @@ pub fn render(p: &ProcessDump) -> String {
         }
     }
     s
+}
+
+/// The line about what stopped the dump of `p`, if something did (standard error):
+/// `mqd-dump: rank R (pid P): ERROR`.
+pub fn error(p: &ProcessDump) -> Option<String> {
+    p.error.as_ref().map(|e| {
+        format!(
+            "mqd-dump: rank {} (pid {}): {e}\n",
+            p.rank.map_or("?".to_owned(), |r| r.to_string()),
+            p.pid
+        )
+    })
 }
 
 fn queue(s: &mut String, class: OpClass, q: &QueueDump) {

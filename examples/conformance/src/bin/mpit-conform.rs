@@ -10,8 +10,11 @@
 //! (`violation`, `error-class`, `unchecked-input`), names the rule of the spec file it departs
 //! from, and comes with a standalone C reproducer written into `--repro-dir` (default
 //! `target/conform-repro/<key>/`, the key as in `examples/conformance/expected/<key>.expected`), one
-//! `.c` file per finding with its build and run line. Exit status: 0 when nothing was found,
-//! 1 when some property has a finding, 2 on a usage error.
+//! `.c` file per finding with its build and run line. `--json` prints the report as one JSON
+//! document (schema: `examples/schemas/mpit-conform.schema.json`).
+//!
+//! Exit status: 0 when nothing was found, 1 when some property has a finding, 2 on a usage
+//! error (an unknown option or property); errors go to standard error.
 //!
 //! The event properties run against the MPI's own events and sources after `MPI_Init`, and,
 //! where the header has the MPI-4 event API, against the test event provider
@@ -25,11 +28,15 @@ use clap::Parser;
 use mpit_conformance::{self as conformance, Config, Report, Status};
 use serde_json::json;
 
+/// Exit statuses, as `--help` lists them.
+const EXIT_STATUS: &str = "Exit status: 0 when nothing was found, 1 when some property has a \
+                           finding, 2 on a usage error (an unknown option or property).";
+
 /// Property-based conformance tests of the installed MPI's MPI_T against the standard.
 #[derive(Parser, Debug)]
-#[command(name = "mpit-conform")]
+#[command(name = "mpit-conform", version, after_help = EXIT_STATUS)]
 struct Args {
-    /// Print the report as JSON.
+    /// Print the report as one JSON document (schema: examples/schemas/mpit-conform.schema.json).
     #[arg(long)]
     json: bool,
     /// Run only this property (repeatable).

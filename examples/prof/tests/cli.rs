@@ -1,0 +1,28 @@
+//! `mpit-prof` behaves on its command line as every tool does (issue 15, item 7): `--help` and
+//! `-V` exit 0 with the usage and the version on standard output, an unknown flag exits 2 with
+//! the error on standard error; so does a run without a program, and `report` of a directory
+//! that is not an output directory exits 1 with the error on standard error.
+
+#[path = "../../tests/common/cli.rs"]
+mod cli;
+
+use cli::{check_tool, run, text};
+
+const TOOL: &str = env!("CARGO_BIN_EXE_mpit-prof");
+
+#[test]
+fn help_version_and_usage_errors() {
+    check_tool("mpit-prof", TOOL, env!("CARGO_PKG_VERSION"));
+    let out = run(TOOL, &[]);
+    assert_eq!(out.status.code(), Some(2), "no program: {out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(text(&out.stderr).contains("no program given"));
+}
+
+#[test]
+fn report_of_a_missing_directory_is_an_error_on_stderr() {
+    let out = run(TOOL, &["report", "/nonexistent/mpit-prof-dir"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert!(text(&out.stderr).starts_with("mpit-prof: "), "{out:?}");
+}

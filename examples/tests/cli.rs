@@ -1,0 +1,65 @@
+//! Every tool of this package behaves alike on its command line (issue 15, item 7): `--help`
+//! prints the usage and the exit statuses on standard output and exits 0, `-V` prints
+//! `NAME VERSION` and exits 0, and an unknown flag exits 2 with the error on standard error and
+//! nothing on standard output. None of these initialises MPI. (`mpit-conform` and `mpit-prof`
+//! live in their own packages; their tests are `conformance/tests/cli.rs`, `prof/tests/cli.rs`.)
+
+#[path = "common/cli.rs"]
+mod cli;
+
+use cli::{check_tool, run, text};
+
+/// The binaries of this package.
+const TOOLS: [(&str, &str); 5] = [
+    ("mpit-counts", env!("CARGO_BIN_EXE_mpit-counts")),
+    ("mpit-list", env!("CARGO_BIN_EXE_mpit-list")),
+    ("mpir-attach", env!("CARGO_BIN_EXE_mpir-attach")),
+    ("mpir-starter", env!("CARGO_BIN_EXE_mpir-starter")),
+    ("mqd-dump", env!("CARGO_BIN_EXE_mqd-dump")),
+];
+
+#[test]
+fn every_tool_has_help_version_and_usage_errors() {
+    for (name, exe) in TOOLS {
+        check_tool(name, exe, env!("CARGO_PKG_VERSION"));
+    }
+}
+
+#[test]
+fn mpit_counts_help_does_not_count() {
+    // It used to ignore its arguments and print the table.
+    let out = run(TOOLS[0].1, &["--help"]);
+    assert!(!text(&out.stdout).contains("before Init"));
+}
+
+#[test]
+fn usage_errors_of_the_tools_options() {
+    let cases: &[(&str, &[&str])] = &[
+        ("mpit-list", &["--verbosity", "LOUD"]),
+        ("mpit-list", &["--holes", "--no-holes"]),
+        ("mpit-list", &["--diff", "a.json"]),
+        ("mpit-list", &["--diff", "a.json", "b.json", "--name", "x"]),
+        ("mpit-counts", &["--kv", "--json"]),
+        ("mpir-attach", &[]),
+        ("mqd-dump", &[]),
+        ("mpir-starter", &[]),
+    ];
+    for &(name, args) in cases {
+        let exe = TOOLS.iter().find(|t| t.0 == name).unwrap().1;
+        let out = run(exe, args);
+        assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {out:?}");
+        assert!(out.stdout.is_empty(), "{name} {args:?}: {out:?}");
+        assert!(text(&out.stderr).contains("error:"), "{name} {args:?}");
+    }
+}
+
+#[test]
+fn mpit_list_diff_of_a_missing_file_is_an_error_on_stderr() {
+    let out = run(
+        TOOLS[1].1,
+        &["--diff", "/nonexistent/a.json", "/nonexistent/b.json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty());
+    assert!(text(&out.stderr).starts_with("mpit-list: /nonexistent/a.json"));
+}
