@@ -20,10 +20,10 @@ const COUNTS: &str = env!("CARGO_BIN_EXE_mpit-counts");
 
 /// `$MPIEXEC -n 2 PROGRAM ARGS` (`MPIEXEC` may carry arguments; set by scripts/with-mpi).
 fn under_mpiexec(program: &str, args: &[&str]) -> Output {
-    let launcher = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
-    let mut words = launcher.split_whitespace();
-    let mut cmd = Command::new(words.next().expect("MPIEXEC is empty"));
-    cmd.args(words).args(["-n", "2", program]).args(args);
+    let words =
+        mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
+    let mut cmd = Command::new(&words[0]);
+    cmd.args(&words[1..]).args(["-n", "2", program]).args(args);
     let out = cmd.output().expect("run the launcher");
     if !out.status.success() {
         eprintln!("{}", String::from_utf8_lossy(&out.stderr));

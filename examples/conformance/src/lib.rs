@@ -102,7 +102,11 @@ impl Default for Config {
                 .unwrap_or(64),
             only: Vec::new(),
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mpit-conform")),
-            mpiexec: std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into()),
+            // The selected MPI's launcher ($MPIEXEC, else the one beside the build's mpicc),
+            // never whatever `mpiexec` comes first on PATH.
+            mpiexec: mpit_safe::launcher()
+                .map(|w| w.join(" "))
+                .unwrap_or_else(|| "mpiexec".into()),
             event_provider: None,
             timeout: Duration::from_secs(60),
         }

@@ -144,7 +144,7 @@ fn check_repro(r: &ReproRun) -> Result<String, String> {
         .and_then(|s| s.to_str())
         .unwrap_or("repro");
     let exe = dir.join(stem);
-    let mpicc = std::env::var("MPICC").unwrap_or_else(|_| "mpicc".into());
+    let mpicc = std::env::var("MPICC").unwrap_or_else(|_| mpit_safe::sys::BUILD_MPICC.to_owned());
     let build = Command::new(&mpicc)
         .arg(&r.path)
         .arg("-o")
@@ -158,10 +158,13 @@ fn check_repro(r: &ReproRun) -> Result<String, String> {
         ));
     }
     let mut cmd = if r.ranks > 1 {
-        let launcher = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
-        let mut words = launcher.split_whitespace();
-        let mut c = Command::new(words.next().unwrap_or("mpiexec"));
-        c.args(words).arg("-n").arg(r.ranks.to_string()).arg(&exe);
+        let words =
+            mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
+        let mut c = Command::new(&words[0]);
+        c.args(&words[1..])
+            .arg("-n")
+            .arg(r.ranks.to_string())
+            .arg(&exe);
         c
     } else {
         Command::new(&exe)
@@ -366,12 +369,9 @@ fn a_refusing_launcher_is_not_a_crash() {
     type Launcher = (String, Vec<(&'static str, Option<&'static str>)>);
     let mut launchers: Vec<Launcher> = vec![("false".into(), vec![])];
     if mpit_safe::implementation().vendor == mpit_safe::Vendor::OpenMpi {
-        let mpiexec = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpiexec".into());
-        let program = mpiexec
-            .split_whitespace()
-            .next()
-            .unwrap_or("mpiexec")
-            .to_string();
+        let program = mpit_safe::launcher()
+            .expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)")
+            .remove(0);
         launchers.push((
             format!("{program} --host localhost:1"),
             vec![
