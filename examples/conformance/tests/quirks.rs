@@ -327,6 +327,15 @@ fn paint_stack() {
     std::hint::black_box(&buf);
 }
 
+/// [`raw_cvar_read`] from a frame 512 KiB below the caller, the gap left unwritten (so what
+/// [`paint_stack`] wrote there stays).
+#[inline(never)]
+fn read_far_below(handle: sys::MPI_T_cvar_handle) -> (std::ffi::c_int, i64) {
+    let gap = std::mem::MaybeUninit::<[u8; 512 * 1024]>::uninit();
+    std::hint::black_box(&gap);
+    raw_cvar_read(handle)
+}
+
 /// Open MPI 5's `mpi_ft_verbose`, whose storage is a local of the function that registered it:
 /// read after the stack below the caller has been overwritten.
 #[test]
@@ -339,7 +348,9 @@ fn open_mpi_dangling_cvar_storage() {
                 return;
             };
             paint_stack();
-            let (rc, v) = raw_cvar_read(handle);
+            // Read from well below the painted region: the read's own frames must not land
+            // on the dead slot and overwrite the paint before the read copies from it.
+            let (rc, v) = read_far_below(handle);
             assert_eq!(rc, sys::MPI_SUCCESS);
             let got = v as i32;
             // 0 is the value registered (unless the environment sets it).
