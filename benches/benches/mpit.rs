@@ -1,13 +1,14 @@
 //! The safe API against the raw C call, measured side by side in one run (criterion), with the
 //! ratio safe / raw printed at the end for each operation:
-//! pvar read, pvar read_reset, pvar start/stop, cvar read, and the info query of every cvar.
+//! pvar read, pvar read_reset, pvar start/stop, cvar read, and the info query of every cvar,
+//! pvar and category (against a C loop with fixed name and description buffers).
 //!
 //! Run: `scripts/with-mpi openmpi cargo bench -p mpit-benches` (any implementation; operations
 //! an implementation cannot do, e.g. pvars on MPICH builds without any, are skipped and said).
 //! On the four implementations here every readable pvar is continuous and none is atomic, so
 //! start/stop and read_reset are skipped everywhere: MPI refuses both for such variables.
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_int, c_void};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -272,61 +273,258 @@ fn bench(
         ));
     }
 
-    // The info query of every cvar: the C way (length query, then fetch of name and
-    // description) against `Mpit::cvar_info` (owned records, enums resolved).
-    let n = cvars.count;
-    let mut g = c.benchmark_group("cvar_info_all");
+    info(c, mpit, pairs, rounds);
+    let _ = NoObject;
+}
+
+/// Name and description buffers of a C tool's listing loop: fixed, on the stack, declared
+/// once (the fair floor of issue 18; a longer string is cut, which C does not notice).
+const C_NAME: usize = 256;
+const C_DESC: usize = 1024;
+/// Member arrays of the C category loop (more members than this are not asked for).
+const C_MEMBERS: usize = 4096;
+
+/// One info group: criterion's `raw` and `safe`, and `rounds` alternating rounds of a few
+/// listings per side (the ratio that stands up to a loaded machine).
+fn info_group(
+    c: &mut Criterion,
+    pairs: &mut Vec<(String, String, String)>,
+    rounds: &mut Vec<(String, mpit_benches::Interleaved)>,
+    group: &str,
+    raw: impl Fn(),
+    safe: impl Fn(),
+) {
+    let mut g = c.benchmark_group(group);
     g.sample_size(10);
-    g.bench_function("raw", |b| {
-        b.iter(|| {
-            for i in 0..n as i32 {
-                let (mut nl, mut dl, mut verb, mut bind, mut scope) = (0, 0, 0, 0, 0);
-                let mut dt = sys::MPI_DATATYPE_NULL;
-                let mut en = sys::MPI_T_ENUM_NULL;
-                // SAFETY: length query with null buffers, then a fetch into buffers of the
-                // returned lengths.
-                unsafe {
-                    sys::MPI_T_cvar_get_info(
-                        i,
-                        std::ptr::null_mut(),
-                        &mut nl,
-                        &mut verb,
-                        &mut dt,
-                        &mut en,
-                        std::ptr::null_mut(),
-                        &mut dl,
-                        &mut bind,
-                        &mut scope,
-                    );
-                    let mut name = vec![0 as std::ffi::c_char; nl.max(1) as usize];
-                    let mut desc = vec![0 as std::ffi::c_char; dl.max(1) as usize];
-                    sys::MPI_T_cvar_get_info(
-                        i,
-                        name.as_mut_ptr(),
-                        &mut nl,
-                        &mut verb,
-                        &mut dt,
-                        &mut en,
-                        desc.as_mut_ptr(),
-                        &mut dl,
-                        &mut bind,
-                        &mut scope,
-                    );
-                    black_box((name, desc));
+    g.bench_function("raw", |b| b.iter(&raw));
+    g.bench_function("safe", |b| b.iter(&safe));
+    g.finish();
+    pairs.push((
+        group.into(),
+        format!("{group}/raw"),
+        format!("{group}/safe"),
+    ));
+    rounds.push((
+        group.into(),
+        mpit_benches::interleave(21, 10, |ops| timed(ops, &raw), |ops| timed(ops, &safe)),
+    ));
+}
+
+/// A C record keeping a variable's strings: copies out of the fixed buffers (`strdup`).
+type Kept = (Vec<u8>, Vec<u8>);
+
+/// The bytes of a fixed buffer up to its NUL (`strlen`).
+fn c_str(buf: &[c_char]) -> &[u8] {
+    // SAFETY: `c_char` is `i8` or `u8`: one byte, any bit pattern valid as `u8`.
+    let bytes: &[u8] = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast(), buf.len()) };
+    bytes.split(|&b| b == 0).next().unwrap_or(bytes)
+}
+
+/// Every index below `n` as a C tool lists: one `MPI_T_*_get_info` call each through
+/// `get(index, name, name length, description, description length)` into fixed buffers,
+/// which returns the return code and what else it read, then `then(index, name, description,
+/// what else)` after a success.
+#[inline(always)]
+fn c_infos<T>(
+    n: c_int,
+    mut get: impl FnMut(c_int, *mut c_char, &mut c_int, *mut c_char, &mut c_int) -> (c_int, T),
+    mut then: impl FnMut(c_int, &[c_char], &[c_char], T),
+) {
+    let mut name = [0 as c_char; C_NAME];
+    let mut desc = [0 as c_char; C_DESC];
+    for i in 0..n {
+        let (mut nl, mut dl) = (C_NAME as c_int, C_DESC as c_int);
+        let (rc, rest) = get(i, name.as_mut_ptr(), &mut nl, desc.as_mut_ptr(), &mut dl);
+        consume_raw(rc, (&name, &desc, nl, dl));
+        if rc == sys::MPI_SUCCESS {
+            then(i, &name, &desc, rest);
+        }
+    }
+}
+
+/// `MPI_T_cvar_get_info` of every index into fixed buffers; with `keep`, also copies each name
+/// and description out (what owning the listing costs in C too).
+fn c_cvar_infos(n: c_int, mut keep: Option<&mut Vec<Kept>>) {
+    c_infos(
+        n,
+        |i, name, nl, desc, dl| {
+            let (mut verb, mut bind, mut scope) = (0, 0, 0);
+            let mut dt = sys::MPI_DATATYPE_NULL;
+            let mut en = sys::MPI_T_ENUM_NULL;
+            // SAFETY: MPI_T is initialised and `i` is below the count; the buffers hold the
+            // lengths passed; the rest are valid out-pointers.
+            let rc = unsafe {
+                sys::MPI_T_cvar_get_info(
+                    i, name, nl, &mut verb, &mut dt, &mut en, desc, dl, &mut bind, &mut scope,
+                )
+            };
+            (rc, (verb, dt, en, bind, scope))
+        },
+        |_, name, desc, rest| {
+            black_box(rest);
+            if let Some(kept) = keep.as_deref_mut() {
+                kept.push((c_str(name).to_vec(), c_str(desc).to_vec()));
+            }
+        },
+    );
+}
+
+/// `MPI_T_pvar_get_info` of every index into fixed buffers.
+fn c_pvar_infos(n: c_int) {
+    c_infos(
+        n,
+        |i, name, nl, desc, dl| {
+            let (mut verb, mut class, mut bind) = (0, 0, 0);
+            let (mut readonly, mut continuous, mut atomic) = (0, 0, 0);
+            let mut dt = sys::MPI_DATATYPE_NULL;
+            let mut en = sys::MPI_T_ENUM_NULL;
+            // SAFETY: as in `c_cvar_infos`.
+            let rc = unsafe {
+                sys::MPI_T_pvar_get_info(
+                    i,
+                    name,
+                    nl,
+                    &mut verb,
+                    &mut class,
+                    &mut dt,
+                    &mut en,
+                    desc,
+                    dl,
+                    &mut bind,
+                    &mut readonly,
+                    &mut continuous,
+                    &mut atomic,
+                )
+            };
+            let rest = (verb, class, dt, en, bind, readonly, continuous, atomic);
+            (rc, rest)
+        },
+        |_, _, _, rest| {
+            black_box(rest);
+        },
+    );
+}
+
+/// `MPI_T_category_get_info` of every index into fixed buffers, and its members (control
+/// variables, performance variables, subcategories, and with the event API event types)
+/// into a fixed array: what `Mpit::categories` returns.
+fn c_category_infos(n: c_int) {
+    let mut members = [0 as c_int; C_MEMBERS];
+    let cap = |k: c_int| k.min(C_MEMBERS as c_int);
+    c_infos(
+        n,
+        |i, name, nl, desc, dl| {
+            let (mut nc, mut np, mut nk) = (0, 0, 0);
+            // SAFETY: as in `c_cvar_infos`.
+            let rc = unsafe {
+                sys::MPI_T_category_get_info(i, name, nl, desc, dl, &mut nc, &mut np, &mut nk)
+            };
+            (rc, (nc, np, nk))
+        },
+        |i, _, _, (nc, np, nk)| {
+            // SAFETY: MPI_T is initialised and `i` is below the count; each call writes at
+            // most `cap(..)` entries, which `members` holds.
+            unsafe {
+                if nc > 0 {
+                    let rc = sys::MPI_T_category_get_cvars(i, cap(nc), members.as_mut_ptr());
+                    consume_raw(rc, &members);
+                }
+                if np > 0 {
+                    let rc = sys::MPI_T_category_get_pvars(i, cap(np), members.as_mut_ptr());
+                    consume_raw(rc, &members);
+                }
+                if nk > 0 {
+                    let rc = sys::MPI_T_category_get_categories(i, cap(nk), members.as_mut_ptr());
+                    consume_raw(rc, &members);
+                }
+                #[cfg(mpit_events)]
+                {
+                    let mut ne = 0;
+                    let rc = sys::MPI_T_category_get_num_events(i, &mut ne);
+                    if rc == sys::MPI_SUCCESS && ne > 0 {
+                        let rc = sys::MPI_T_category_get_events(i, cap(ne), members.as_mut_ptr());
+                        consume_raw(rc, &members);
+                    }
                 }
             }
-        })
-    });
-    g.bench_function("safe", |b| {
-        b.iter(|| {
-            for i in 0..n {
-                black_box(mpit.cvar_info(i)).ok();
-            }
-        })
-    });
-    g.finish();
-    pair("cvar_info_all");
-    let _ = NoObject;
+        },
+    );
+}
+
+/// The info query of every cvar, pvar and category: the C loop with fixed buffers against the
+/// listings `Mpit::cvars`, `pvars` and `categories` (owned records, enumerations resolved once
+/// per listing, a cut string fetched whole); and, in alternating rounds only, against
+/// `Mpit::cvar_info` per index (which checks the index against the count and resolves the
+/// enumeration afresh, `cvar_info_each`), and a C loop that also copies the strings out as a
+/// listing that owns them must (`cvar_info_owned`: the allocations, the floor of owned
+/// records).
+fn info(
+    c: &mut Criterion,
+    mpit: &Mpit,
+    pairs: &mut Vec<(String, String, String)>,
+    rounds: &mut Vec<(String, mpit_benches::Interleaved)>,
+) {
+    let cvars = mpit.cvar_count().unwrap() as c_int;
+    info_group(
+        c,
+        pairs,
+        rounds,
+        "cvar_info_all",
+        || c_cvar_infos(cvars, None),
+        || consume(mpit.cvars()),
+    );
+    rounds.push((
+        "cvar_info_owned".into(),
+        mpit_benches::interleave(
+            21,
+            10,
+            |ops| {
+                timed(ops, || {
+                    let mut kept = Vec::with_capacity(cvars as usize);
+                    c_cvar_infos(cvars, Some(&mut kept));
+                    black_box(kept);
+                })
+            },
+            |ops| timed(ops, || consume(mpit.cvars())),
+        ),
+    ));
+    rounds.push((
+        "cvar_info_each".into(),
+        mpit_benches::interleave(
+            21,
+            10,
+            |ops| timed(ops, || c_cvar_infos(cvars, None)),
+            |ops| {
+                timed(ops, || {
+                    for i in 0..cvars as usize {
+                        consume(mpit.cvar_info(i));
+                    }
+                })
+            },
+        ),
+    ));
+    let pvars = mpit.pvar_count().unwrap() as c_int;
+    if pvars == 0 {
+        eprintln!("no pvars here: pvar_info_all skipped");
+    } else {
+        info_group(
+            c,
+            pairs,
+            rounds,
+            "pvar_info_all",
+            || c_pvar_infos(pvars),
+            || consume(mpit.pvars()),
+        );
+    }
+    let categories = mpit.category_count().unwrap() as c_int;
+    info_group(
+        c,
+        pairs,
+        rounds,
+        "category_info_all",
+        || c_category_infos(categories),
+        || consume(mpit.categories()),
+    );
 }
 
 fn main() {
@@ -358,7 +556,10 @@ fn main() {
             _ => println!("  {group:<18} (no estimates: run without --test / filters)"),
         }
     }
-    println!("safe / raw in 41 alternating rounds of 200,000 calls per side (median):");
+    println!(
+        "safe / raw in alternating rounds (median; reads: 41 rounds of 200,000 calls per side, \
+         ns per call; infos: 21 rounds of 10 listings per side, ns per listing):"
+    );
     for (group, r) in rounds {
         println!(
             "  {group:<18} raw {:>12.1} ns   safe {:>12.1} ns   ratio {:.3} (fastest rounds {:.3})",

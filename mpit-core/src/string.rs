@@ -7,11 +7,12 @@
 //! length of the whole string plus one is returned in the length argument.
 //! A NULL buffer or a length of 0 only returns the length plus one.
 //! [`fetch_string`] implements the caller's side of that contract and
-//! survives implementations that bend it.
+//! survives implementations that bend it; [`MpiString::fetch_after`] does
+//! the same after a first call into a fixed buffer, which most strings fit.
 
 use core::fmt;
 use std::borrow::Cow;
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 
 use crate::error::{Error, Result};
 
@@ -64,6 +65,95 @@ impl MpiString {
         let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
         MpiString {
             bytes: buf[..end].to_vec(),
+        }
+    }
+
+    /// The string a call following the convention of MPI-4.1 §16.3.3 wrote into `buf`, given
+    /// the length it reported in its INOUT length argument, if `buf` certainly holds all of it;
+    /// `None` if the string may have been cut (then [`MpiString::fetch_after`] fetches it).
+    ///
+    /// The rule: a conforming implementation writes the string and a NUL when it fits (at most
+    /// `buf.len() - 1` bytes before the NUL) and reports its length plus one, `n`. So the
+    /// string is whole when `n` is below `buf.len()` and the first NUL of `buf` is the byte at
+    /// `n - 1`; a reported 0 is the empty string (the convention's length of no string). A cut
+    /// string is never accepted: a conforming implementation then reports more than
+    /// `buf.len()`, and one that reports the length it wrote (MPICH 4.0.2, Open MPI 4.1 and
+    /// 5.0) reports `buf.len()` with the NUL in the last byte, which is refused too, as is
+    /// anything else (no NUL where the length says, a NUL before it). Only the bytes up to
+    /// the reported length are read, so `buf` need not be cleared before the call: stale
+    /// bytes past the NUL, or where an implementation wrote no NUL, are never taken for the
+    /// string.
+    ///
+    /// ```
+    /// use mpit_core::MpiString;
+    ///
+    /// let mut buf = [b'x'; 8]; // not cleared
+    /// buf[..4].copy_from_slice(b"abc\0");
+    /// assert_eq!(MpiString::from_filled(&buf, 4).unwrap(), "abc");
+    /// // Cut: 7 bytes and a NUL written, 11 bytes plus one reported.
+    /// assert_eq!(MpiString::from_filled(b"abcdefg\0", 12), None);
+    /// // Cut, and the length of what was written reported (MPICH 4.0.2, Open MPI).
+    /// assert_eq!(MpiString::from_filled(b"abcdefg\0", 8), None);
+    /// // No NUL written after "abc": stale bytes are not taken for the string.
+    /// assert_eq!(MpiString::from_filled(b"abcxx\0xx", 4), None);
+    /// ```
+    pub fn from_filled(buf: &[u8], reported: usize) -> Option<MpiString> {
+        if reported == 0 {
+            return Some(MpiString::default());
+        }
+        let with_nul = buf.get(..reported).filter(|_| reported < buf.len())?;
+        let (&nul, s) = with_nul.split_last()?;
+        (nul == 0 && !has_nul(s)).then(|| MpiString { bytes: s.to_vec() })
+    }
+
+    /// Finishes fetching a string (MPI-4.1 §16.3.3) whose first call already wrote into `buf`
+    /// and reported `reported`: the string [`MpiString::from_filled`] finds there; else, where
+    /// the reported length exceeds `buf` (a conforming implementation's sign of a cut string),
+    /// the fetch loop of [`fetch_string`] through `fetch` from a buffer of that length plus
+    /// one; else (a cut that the report does not show: MPICH 4.0.2, Open MPI 4.1 and 5.0
+    /// report the length of what they wrote, the buffer's, not the whole string's) all of
+    /// [`fetch_string`], length query first. `fetch` has [`fetch_string`]'s contract.
+    ///
+    /// So a string that fits costs the first call only, and a cut one one call more from a
+    /// conforming implementation (two from one that hides the cut): this is how one
+    /// `MPI_T_*_get_info` call into fixed buffers fetches a name and a description at once.
+    /// Errors as [`fetch_string`]'s ([`Error::StringTooLong`] before any allocation for a
+    /// reported length above [`MAX_STRING_LEN`] + 1).
+    ///
+    /// ```
+    /// use mpit_core::{MpiString, Result};
+    ///
+    /// // A conforming implementation of the convention.
+    /// let source = b"a description longer than the first buffer";
+    /// let mut call = |buf: Option<&mut [u8]>| -> usize {
+    ///     if let Some(buf) = buf {
+    ///         let n = source.len().min(buf.len() - 1);
+    ///         buf[..n].copy_from_slice(&source[..n]);
+    ///         buf[n] = 0;
+    ///     }
+    ///     source.len() + 1
+    /// };
+    /// let mut first = [0u8; 16];
+    /// let reported = call(Some(&mut first));
+    /// let mut calls = 1;
+    /// let s = MpiString::fetch_after(&first, reported, |buf| -> Result<usize> {
+    ///     calls += 1;
+    ///     Ok(call(buf))
+    /// })
+    /// .unwrap();
+    /// assert_eq!(s.as_bytes(), source);
+    /// assert_eq!(calls, 2);
+    /// ```
+    pub fn fetch_after<F>(buf: &[u8], reported: usize, fetch: F) -> Result<MpiString>
+    where
+        F: FnMut(Option<&mut [u8]>) -> Result<usize>,
+    {
+        if let Some(s) = MpiString::from_filled(buf, reported) {
+            Ok(s)
+        } else if reported > buf.len() {
+            fetch_from(reported, fetch)
+        } else {
+            fetch_string(fetch)
         }
     }
 
@@ -251,34 +341,59 @@ pub fn fetch_string<F>(mut fetch: F) -> Result<MpiString>
 where
     F: FnMut(Option<&mut [u8]>) -> Result<usize>,
 {
-    let mut need = fetch(None)?;
+    let need = fetch(None)?;
     if need == 0 {
         return Ok(MpiString::default());
     }
+    fetch_from(need, fetch)
+}
+
+/// Whether `s` holds a NUL: in blocks without an early exit inside one, which the compiler
+/// turns into vector compares (every string of a listing is checked, most of them hundreds of
+/// bytes long).
+fn has_nul(s: &[u8]) -> bool {
+    let blocks = s.chunks_exact(32);
+    let rest = blocks.remainder();
+    blocks
+        .into_iter()
+        .any(|b| b.iter().fold(false, |found, &c| found | (c == 0)))
+        || rest.contains(&0)
+}
+
+/// Where the string ends in `buf` (the index of its NUL) if `buf`, zero-filled before a call
+/// that reported `reported`, certainly holds all of it: a NUL before the last byte (the spare
+/// byte tolerates a length reported without the NUL) and no claim of a string longer than
+/// `buf`.
+fn whole(buf: &[u8], reported: usize) -> Option<usize> {
+    let end = CStr::from_bytes_until_nul(buf).ok()?.count_bytes();
+    (end + 1 < buf.len() && reported <= buf.len()).then_some(end)
+}
+
+/// The fetch loop of [`fetch_string`] after its length query, from a first buffer of
+/// `need + 1` bytes.
+fn fetch_from<F>(mut need: usize, mut fetch: F) -> Result<MpiString>
+where
+    F: FnMut(Option<&mut [u8]>) -> Result<usize>,
+{
     for _ in 0..MAX_FETCH_ATTEMPTS {
         check_len(need)?;
         // One spare byte: tolerates a length reported without the NUL.
         let cap = need + 1;
         let mut buf = vec![0u8; cap];
         let reported = fetch(Some(&mut buf))?;
-        let nul = buf.iter().position(|&b| b == 0);
-        match nul {
-            // Ended before the spare byte and no claim of a longer string.
-            Some(end) if end + 1 < cap && reported <= cap => {
-                buf.truncate(end);
-                return Ok(MpiString { bytes: buf });
-            }
-            _ => {
-                need = reported.max(cap.saturating_mul(2));
-                if need > MAX_STRING_LEN + 1 {
-                    // Growth alone must not trip the cap; only a reported
-                    // length above it is an error.
-                    check_len(reported)?;
-                    need = MAX_STRING_LEN + 1;
-                    if cap > MAX_STRING_LEN + 1 {
-                        break;
-                    }
-                }
+        if let Some(end) = whole(&buf, reported) {
+            buf.truncate(end);
+            return Ok(MpiString { bytes: buf });
+        }
+        // Truncated, grown, or not terminated: retry larger.
+        need = reported.max(cap.saturating_mul(2));
+        if need > MAX_STRING_LEN + 1 {
+            // Growth alone must not trip the cap; only a reported
+            // length above it is an error.
+            check_len(reported)?;
+            need = MAX_STRING_LEN + 1;
+            if cap > MAX_STRING_LEN + 1 {
+                break;
             }
         }
     }

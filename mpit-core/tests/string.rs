@@ -36,6 +36,10 @@ enum Behavior {
     ZeroLength,
     /// Fails with an MPI_T error on call number `at` (0 = the query).
     FailsAt(usize),
+    /// MPICH 4.0.2, Open MPI 4.1 and 5.0: fill correctly, but report the length of what they
+    /// wrote plus one when given a buffer, so a cut string is not shown by the length (the
+    /// query is right).
+    ReportsWritten,
 }
 
 /// A modelled MPI implementation returning one string.
@@ -78,6 +82,7 @@ impl ModelString {
         }
         let len = self.source.len();
         let query = buf.is_none();
+        let mut written = len;
         if let Some(buf) = buf {
             self.largest_buffer = self.largest_buffer.max(buf.len());
             let n = buf.len();
@@ -94,6 +99,7 @@ impl ModelString {
                     let k = len.min(n - 1);
                     buf[..k].copy_from_slice(&self.source[..k]);
                     buf[k] = 0;
+                    written = k;
                 }
                 _ => {}
             }
@@ -105,12 +111,21 @@ impl ModelString {
             Behavior::AlwaysShort(k) => (len + 1).saturating_sub(k).max(1),
             Behavior::Huge(extra) => MAX_STRING_LEN + 2 + extra,
             Behavior::ZeroLength if query => 0,
+            Behavior::ReportsWritten => written + 1,
             _ => len + 1,
         })
     }
 
     fn fetch(&mut self) -> Result<MpiString> {
         fetch_string(|buf| self.call(buf))
+    }
+
+    /// A first call into a fixed buffer of `n` bytes (as one `MPI_T_*_get_info` call fills
+    /// name and description buffers on the stack), then [`MpiString::fetch_after`].
+    fn fetch_after_first(&mut self, n: usize) -> Result<MpiString> {
+        let mut first = vec![0u8; n];
+        let reported = self.call(Some(&mut first))?;
+        MpiString::fetch_after(&first, reported, |buf| self.call(buf))
     }
 }
 
@@ -127,6 +142,7 @@ fn chunk() -> impl Strategy<Value = Vec<u8>> {
 /// string.
 fn tolerated() -> impl Strategy<Value = Behavior> {
     prop_oneof![
+        Just(Behavior::ReportsWritten),
         Just(Behavior::LengthWithoutNul),
         Just(Behavior::NoNulWhenFull),
         Just(Behavior::LengthWithoutNulAndNoNulWhenFull),
@@ -207,6 +223,101 @@ proptest! {
     fn never_terminated_is_an_error(src in c_string()) {
         let mut m = ModelString::new(src, Behavior::NeverTerminates);
         prop_assert_eq!(m.fetch(), Err(Error::Truncated { attempts: MAX_FETCH_ATTEMPTS }));
+    }
+
+    /// §16.3.3 after a first call into a fixed buffer of `n` bytes: against a conforming
+    /// implementation the result is exactly the source bytes; a string of up to `n - 2` bytes
+    /// costs that call alone; a longer one, whose reported length (its length plus one)
+    /// exceeds `n`, one call more into a buffer of that length plus one; one of exactly `n - 1`
+    /// bytes, which fills the buffer to its last byte with a length that does not exceed it
+    /// (what a cut string looks like on MPICH), a length query and a fetch more.
+    #[test]
+    fn first_call_then_conforming(src in c_string(), n in 2usize..400) {
+        let mut m = ModelString::new(src.clone(), Behavior::Conforming);
+        let s = m.fetch_after_first(n).unwrap();
+        prop_assert_eq!(s.as_bytes(), &src[..]);
+        let len = src.len();
+        let (calls, largest) = match (len + 2).cmp(&n) {
+            std::cmp::Ordering::Less | std::cmp::Ordering::Equal => (1, n),
+            _ if len + 1 == n => (3, n.max(len + 2)),
+            _ => (2, n.max(len + 2)),
+        };
+        prop_assert_eq!((m.calls, m.largest_buffer), (calls, largest));
+    }
+
+    /// The first call then `fetch_after` survives what `fetch_string` survives, and MPICH's
+    /// lengths of the written part: the exact string (as last served), in at most the first
+    /// call, a length query and MAX_FETCH_ATTEMPTS fetches.
+    #[test]
+    fn first_call_then_tolerated(src in c_string(), b in tolerated(), n in 2usize..400) {
+        let mut m = ModelString::new(src, b);
+        let s = m.fetch_after_first(n).unwrap();
+        prop_assert_eq!(s.into_bytes(), m.served.clone().unwrap_or_default());
+        prop_assert!(m.calls <= 2 + MAX_FETCH_ATTEMPTS);
+    }
+
+    /// Whatever the implementation does after a first call of `n` bytes: the exact string it
+    /// last served or a typed error, a bounded number of calls, buffers within the cap, and no
+    /// allocation at all for a reported length above it.
+    #[test]
+    fn first_call_then_exact_or_typed_error(
+        src in c_string(),
+        b in any_behavior(),
+        n in 2usize..400,
+    ) {
+        let mut m = ModelString::new(src, b.clone());
+        let r = m.fetch_after_first(n);
+        prop_assert!(m.calls <= 2 + MAX_FETCH_ATTEMPTS);
+        prop_assert!(m.largest_buffer <= MAX_STRING_LEN + 2);
+        match (r, &b) {
+            // The query's 0 means the empty string, if the fallback asked it.
+            (Ok(s), Behavior::ZeroLength) if s.is_empty() => {}
+            (Ok(s), _) => prop_assert_eq!(s.into_bytes(), m.served.clone().unwrap_or_default()),
+            (Err(Error::Mpi { class: ErrorClass::InvalidIndex, code: 99 }), Behavior::FailsAt(_)) => {}
+            (Err(Error::StringTooLong { .. }), Behavior::Huge(_)) => {
+                prop_assert_eq!(m.largest_buffer, n);
+            }
+            (Err(Error::Truncated { attempts }), _) => {
+                prop_assert_eq!(attempts, MAX_FETCH_ATTEMPTS);
+                prop_assert!(!matches!(b, Behavior::Conforming | Behavior::ReportsWritten));
+            }
+            (Err(e), _) => prop_assert!(false, "unexpected error {:?} for {:?}", e, b),
+        }
+    }
+
+    /// `from_filled` takes only a string the buffer holds whole, whatever the buffer held
+    /// before the call (it is not cleared between the calls of a listing): for a conforming
+    /// implementation, or MPICH's lengths of the written part, exactly when the string has at
+    /// most `n - 2` bytes, and then it is the string; for the other deviations and for an
+    /// implementation that writes no NUL after the string, the string or nothing, never stale
+    /// bytes.
+    #[test]
+    fn from_filled_takes_only_whole_strings(
+        src in c_string(),
+        stale in proptest::collection::vec(any::<u8>(), 0..400),
+        b in prop_oneof![
+            Just(Behavior::Conforming),
+            Just(Behavior::ReportsWritten),
+            Just(Behavior::LengthWithoutNul),
+            Just(Behavior::NoNulWhenFull),
+            Just(Behavior::AlwaysShort(2)),
+        ],
+        nul_written in any::<bool>(),
+    ) {
+        let mut buf = stale.clone();
+        let n = buf.len();
+        let mut m = ModelString::new(src.clone(), b.clone());
+        let reported = if n > 0 { m.call(Some(&mut buf)).unwrap() } else { src.len() + 1 };
+        if !nul_written && src.len() < n {
+            buf[src.len()] = stale[src.len()];
+        }
+        match MpiString::from_filled(&buf, reported) {
+            Some(s) => prop_assert_eq!(s.as_bytes(), &src[..]),
+            None if nul_written && matches!(b, Behavior::Conforming | Behavior::ReportsWritten) => {
+                prop_assert!(src.len() + 2 > n)
+            }
+            None => {}
+        }
     }
 
     /// MpiString keeps the bytes and compares with the original.

@@ -12,7 +12,7 @@ use mpit_sys as sys;
 use crate::ffi::{self, Event, Index, Source};
 use crate::info_object::Info;
 use crate::init::{Mpit, level::Level};
-use crate::query::{Listing, index_arg, name_and_description};
+use crate::query::{Listing, Scratch, index_arg};
 use crate::raw::RawConstant;
 
 fn count_u64(v: sys::MPI_Count, what: &'static str) -> Result<u64> {
@@ -42,20 +42,27 @@ impl<L: Level> Mpit<L> {
     /// MPI-4.1 §16.3.8.3, `MPI_T_event_get_info`.
     #[doc(alias = "MPI_T_event_get_info")]
     pub fn event_info(&self, index: usize) -> Result<EventTypeInfo> {
+        self.event_info_in(index_arg(&self.init, index)?, &mut Scratch::single())
+    }
+
+    /// Two `MPI_T_event_get_info` calls in the common case: strings and the number of
+    /// elements, then the elements.
+    fn event_info_in<'m>(
+        &'m self,
+        i: Index<Event>,
+        scratch: &mut Scratch<'m>,
+    ) -> Result<EventTypeInfo> {
         let init = &self.init;
-        let i: Index<Event> = index_arg(init, index)?;
-        let r = ffi::event_get_info(init, i, None, None)?;
+        let (r, name, description) =
+            scratch.described(|n, d| ffi::event_get_info(init, i, n, d))?;
         let elements = ffi::event_get_elements(init, i, r.num)?;
-        let (name, description) = name_and_description(|n, d| {
-            ffi::event_get_info(init, i, n, d).map(|q| (q.name_len, q.desc_len))
-        })?;
         Ok(EventTypeInfo {
-            index,
+            index: i.get(),
             name,
             verbosity: Verbosity::from_raw(r.verbosity)?,
             elements,
             // None on MPICH, which leaves it uninitialised (the fence never passes it on).
-            enumtype: self.enum_of(r.enumtype)?,
+            enumtype: scratch.enum_of(r.enumtype)?,
             description,
             bind: Bind::from_raw(r.bind)?,
         })
@@ -63,8 +70,10 @@ impl<L: Level> Mpit<L> {
 
     /// Every event type, holes reported per index.
     pub fn events(&self) -> Result<Listing<EventTypeInfo>> {
-        let n = self.event_count()?;
-        Ok(Listing::collect(n, |i| self.event_info(i)))
+        let mut scratch = Scratch::listing();
+        Ok(Listing::of(Index::all(&self.init)?, |i| {
+            self.event_info_in(i, &mut scratch)
+        }))
     }
 
     /// The info hints MPI attaches to event type `index` (the `info` argument of
@@ -90,15 +99,16 @@ impl<L: Level> Mpit<L> {
     /// MPI-4.1 §16.3.8.1, `MPI_T_source_get_info`.
     #[doc(alias = "MPI_T_source_get_info")]
     pub fn source_info(&self, index: usize) -> Result<SourceInfo> {
-        let init = &self.init;
-        let i: Index<Source> = index_arg(init, index)?;
-        let r = ffi::source_get_info(init, i, None, None)?;
-        let (name, description) = name_and_description(|n, d| {
-            ffi::source_get_info(init, i, n, d).map(|q| (q.name_len, q.desc_len))
-        })?;
+        self.source_info_in(index_arg(&self.init, index)?, &mut Scratch::single())
+    }
+
+    /// One `MPI_T_source_get_info` call in the common case.
+    fn source_info_in(&self, i: Index<Source>, scratch: &mut Scratch) -> Result<SourceInfo> {
+        let (r, name, description) =
+            scratch.described(|n, d| ffi::source_get_info(&self.init, i, n, d))?;
         let ordering = SourceOrder::from_raw(r.ordering as std::ffi::c_int)?;
         Ok(SourceInfo {
-            index,
+            index: i.get(),
             name,
             description,
             ordering,
@@ -109,8 +119,10 @@ impl<L: Level> Mpit<L> {
 
     /// Every event source, holes reported per index.
     pub fn sources(&self) -> Result<Listing<SourceInfo>> {
-        let n = self.source_count()?;
-        Ok(Listing::collect(n, |i| self.source_info(i)))
+        let mut scratch = Scratch::listing();
+        Ok(Listing::of(Index::all(&self.init)?, |i| {
+            self.source_info_in(i, &mut scratch)
+        }))
     }
 
     /// The info hints MPI attaches to event source `index` (the `info` argument of

@@ -255,6 +255,19 @@ impl<K: Kind> Index<K> {
             }))
     }
 
+    /// Every index below the current count, from one `MPI_T_*_get_num` (a listing then makes
+    /// no call per index to check it: indices never disappear).
+    #[inline]
+    pub(crate) fn all<L: Level>(
+        init: &TInit<L>,
+    ) -> Result<impl ExactSizeIterator<Item = Index<K>> + use<K, L>> {
+        let count = c_int::try_from(K::num(init)?).map_err(|_| Error::LengthOverflow)?;
+        Ok((0..count).map(|raw| Index {
+            raw,
+            _kind: PhantomData,
+        }))
+    }
+
     /// The index.
     #[inline]
     pub(crate) fn get(self) -> usize {
@@ -298,8 +311,9 @@ pub(crate) fn category_changed<L: Level>(_init: &TInit<L>) -> Result<c_int> {
 }
 
 /// An enumeration handle MPI_T returned (never `MPI_T_ENUM_NULL`), valid while the
-/// initialisation it came from lives.
-#[derive(Clone, Copy, Debug)]
+/// initialisation it came from lives. Compared and hashed by the handle's value (a key for
+/// the enumerations a listing has resolved).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct RawEnum<'m> {
     raw: sys::MPI_T_enum,
     _init: PhantomData<&'m ()>,

@@ -3,11 +3,12 @@
 
 #![forbid(unsafe_code)]
 
+use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_int};
 
 use mpit_core::{
     Bind, CategoryInfo, CvarInfo, Datatype, EnumInfo, EnumItem, Error, ErrorClass, MpiString,
-    PvarClass, PvarInfo, Result, Scope, Verbosity, fetch_string,
+    PvarClass, PvarInfo, Result, Scope, Verbosity,
 };
 use mpit_sys as sys;
 
@@ -28,20 +29,34 @@ pub struct Listing<T> {
 }
 
 impl<T> Listing<T> {
-    pub(crate) fn collect(count: usize, mut query: impl FnMut(usize) -> Result<T>) -> Listing<T> {
-        let mut entries = Vec::with_capacity(count);
-        let mut holes = Vec::new();
-        for i in 0..count {
+    /// Queries every index of `indices` (all those below the count, [`Index::all`]).
+    pub(crate) fn of<K: Kind>(
+        indices: impl ExactSizeIterator<Item = Index<K>>,
+        query: impl FnMut(Index<K>) -> Result<T>,
+    ) -> Listing<T> {
+        let mut listing = Listing {
+            entries: Vec::with_capacity(indices.len()),
+            holes: Vec::new(),
+            count: 0,
+        };
+        listing.extend(indices, query);
+        listing
+    }
+
+    /// Queries the indices of `indices` past `self.count` and appends them.
+    pub(crate) fn extend<K: Kind>(
+        &mut self,
+        indices: impl ExactSizeIterator<Item = Index<K>>,
+        mut query: impl FnMut(Index<K>) -> Result<T>,
+    ) {
+        let count = indices.len();
+        for i in indices.skip(self.count) {
             match query(i) {
-                Ok(e) => entries.push(e),
-                Err(e) => holes.push((i, e)),
+                Ok(e) => self.entries.push(e),
+                Err(e) => self.holes.push((i.get(), e)),
             }
         }
-        Listing {
-            entries,
-            holes,
-            count,
-        }
+        self.count = self.count.max(count);
     }
 }
 
@@ -55,14 +70,157 @@ pub(crate) fn index_arg<K: Kind, L: Level>(init: &TInit<L>, index: usize) -> Res
     })
 }
 
-/// The name and description of something MPI_T describes, through `get(name, description)`:
-/// one `MPI_T_*_get_info` call with optional string buffers, returning both lengths.
-pub(crate) fn name_and_description(
-    mut get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<(c_int, c_int)>,
-) -> Result<(MpiString, MpiString)> {
-    let name = fetch_string(|buf| non_negative(get(buf, None)?.0))?;
-    let description = fetch_string(|buf| non_negative(get(None, buf)?.1))?;
-    Ok((name, description))
+/// Bytes of the buffer on the stack that the first call of a query writes a name into (names
+/// of variables, categories, enumerations and items: at most 54 bytes on the MPIs here).
+const NAME_BUF: usize = 256;
+/// Bytes of the buffer on the stack for a description: all but one fit on the MPIs here (the
+/// longest: 1269 bytes, MPICH 4.0.2; 735, Open MPI 5.0; 500, Open MPI 4.1).
+const DESC_BUF: usize = 1024;
+
+/// What an `MPI_T_*_get_info` call returned, with the lengths it reported for the name and
+/// the description (MPI-4.1 §16.3.3).
+pub(crate) trait Described {
+    /// `(name length, description length)` as reported.
+    fn lens(&self) -> (c_int, c_int);
+}
+
+macro_rules! described {
+    ($($query:ty),*) => {$(
+        impl Described for $query {
+            fn lens(&self) -> (c_int, c_int) {
+                (self.name_len, self.desc_len)
+            }
+        }
+    )*};
+}
+
+described!(
+    ffi::CvarQuery<'_>,
+    ffi::PvarQuery<'_>,
+    ffi::CategoryQuery,
+    ffi::EventQuery<'_>,
+    ffi::SourceQuery
+);
+
+/// What the queries of one listing share: the first buffers, filled anew by each call and never
+/// cleared ([`MpiString::from_filled`] reads only what the reported length covers), and the
+/// enumerations resolved so far.
+pub(crate) struct Scratch<'m> {
+    name: [u8; NAME_BUF],
+    desc: [u8; DESC_BUF],
+    /// By handle: variables that share an enumeration (Open MPI 5: 160 control variables, 41
+    /// enumerations) resolve it once. `None` for a single query, which resolves it afresh.
+    /// Kept for one listing only, never in the [`Mpit`]: Open MPI frees the enumerations of
+    /// the components `MPI_Init` closes, so a handle seen before `MPI_Init` may name another
+    /// enumeration after it.
+    enums: Option<HashMap<RawEnum<'m>, EnumInfo>>,
+    /// The members of a category as C writes them, before they become indices.
+    members: Vec<c_int>,
+}
+
+impl<'m> Scratch<'m> {
+    /// For one listing: enumerations cached.
+    pub(crate) fn listing() -> Self {
+        Scratch {
+            name: [0; NAME_BUF],
+            desc: [0; DESC_BUF],
+            enums: Some(HashMap::new()),
+            members: Vec::new(),
+        }
+    }
+
+    /// For a single query.
+    pub(crate) fn single() -> Self {
+        Scratch {
+            enums: None,
+            ..Scratch::listing()
+        }
+    }
+
+    /// One `MPI_T_*_get_info` call through `get(name, description)`, with the first buffers:
+    /// its result, the name and the description. A string cut by its buffer is fetched again
+    /// alone ([`MpiString::fetch_after`], MPI-4.1 §16.3.3): one call in the common case, one
+    /// more per string that did not fit (two where the reported length hides the cut).
+    pub(crate) fn described<Q: Described>(
+        &mut self,
+        get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
+    ) -> Result<(Q, MpiString, MpiString)> {
+        described_in(&mut self.name, &mut self.desc, get)
+    }
+
+    /// `len` members of a category, through one of the `MPI_T_category_get_*` entries (not
+    /// called for none), as indices: one allocation, the result's.
+    fn members(
+        &mut self,
+        len: usize,
+        get: impl FnOnce(&mut [c_int]) -> Result<()>,
+    ) -> Result<Vec<usize>> {
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        self.members.clear();
+        self.members.resize(len, -1);
+        get(&mut self.members)?;
+        let mut out = Vec::with_capacity(len);
+        for &m in &self.members {
+            out.push(non_negative(m)?);
+        }
+        Ok(out)
+    }
+
+    /// The enumeration behind a handle MPI_T returned (`None` for none), resolved once per
+    /// listing.
+    pub(crate) fn enum_of(&mut self, e: Option<RawEnum<'m>>) -> Result<Option<EnumInfo>> {
+        let Some(e) = e else { return Ok(None) };
+        let Some(cache) = &mut self.enums else {
+            return enum_info(e).map(Some);
+        };
+        if let Some(info) = cache.get(&e) {
+            return Ok(Some(info.clone()));
+        }
+        let info = enum_info(e)?;
+        cache.insert(e, info.clone());
+        Ok(Some(info))
+    }
+}
+
+/// [`Scratch::described`] with first buffers `name` and `desc`.
+fn described_in<Q: Described>(
+    name: &mut [u8],
+    desc: &mut [u8],
+    mut get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
+) -> Result<(Q, MpiString, MpiString)> {
+    let q = get(Some(&mut *name), Some(&mut *desc))?;
+    let (name_len, desc_len) = q.lens();
+    let name = MpiString::fetch_after(name, non_negative(name_len)?, |buf| {
+        non_negative(get(buf, None)?.lens().0)
+    })?;
+    let description = MpiString::fetch_after(desc, non_negative(desc_len)?, |buf| {
+        non_negative(get(None, buf)?.lens().1)
+    })?;
+    Ok((q, name, description))
+}
+
+/// One call returning a value and a string through `get(buffer)` (`MPI_T_enum_get_info`,
+/// `MPI_T_enum_get_item`), as [`Scratch::described`] does with two.
+fn named<T>(
+    mut get: impl FnMut(Option<&mut [u8]>) -> Result<(T, c_int)>,
+) -> Result<(T, MpiString)> {
+    let mut buf = [0u8; NAME_BUF];
+    let (value, len) = get(Some(&mut buf))?;
+    let name = MpiString::fetch_after(&buf, non_negative(len)?, |b| non_negative(get(b)?.1))?;
+    Ok((value, name))
+}
+
+/// `MPI_T_enum_get_info` and `MPI_T_enum_get_item` of every item: one call each.
+fn enum_info(e: RawEnum<'_>) -> Result<EnumInfo> {
+    let (num, name) = named(|buf| ffi::enum_get_info(e, buf))?;
+    let mut items = Vec::with_capacity(non_negative(num)?);
+    for item in 0..num {
+        let (value, name) = named(|buf| ffi::enum_get_item(e, item, buf))?;
+        items.push(EnumItem { value, name });
+    }
+    Ok(EnumInfo { name, items })
 }
 
 /// A name as the NUL-terminated string `*_get_index` takes.
@@ -115,18 +273,22 @@ impl<L: Level> Mpit<L> {
         self.cvar_info_at(index_arg(&self.init, index)?)
     }
 
+    /// [`Mpit::cvar_info`] of a checked index, its enumeration resolved afresh.
     pub(crate) fn cvar_info_at(&self, i: Index<Cvar>) -> Result<CvarInfo> {
-        let init = &self.init;
-        let r = ffi::cvar_get_info(init, i, None, None)?;
-        let (name, description) = name_and_description(|n, d| {
-            ffi::cvar_get_info(init, i, n, d).map(|q| (q.name_len, q.desc_len))
-        })?;
+        self.cvar_info_in(i, &mut Scratch::single())
+    }
+
+    /// One `MPI_T_cvar_get_info` call in the common case (see [`Scratch::described`]), plus
+    /// the enumeration's calls unless `scratch` has it.
+    fn cvar_info_in<'m>(&'m self, i: Index<Cvar>, scratch: &mut Scratch<'m>) -> Result<CvarInfo> {
+        let (r, name, description) =
+            scratch.described(|n, d| ffi::cvar_get_info(&self.init, i, n, d))?;
         Ok(CvarInfo {
             index: i.get(),
             name,
             verbosity: Verbosity::from_raw(r.verbosity)?,
             datatype: Datatype::from_raw(r.datatype)?,
-            enumtype: self.enum_of(r.enumtype)?,
+            enumtype: scratch.enum_of(r.enumtype)?,
             description,
             bind: Bind::from_raw(r.bind)?,
             scope: Scope::from_raw(r.scope)?,
@@ -135,7 +297,10 @@ impl<L: Level> Mpit<L> {
 
     /// Every control variable, holes reported per index.
     pub fn cvars(&self) -> Result<Listing<CvarInfo>> {
-        Ok(Listing::collect(self.cvar_count()?, |i| self.cvar_info(i)))
+        let mut scratch = Scratch::listing();
+        Ok(Listing::of(Index::all(&self.init)?, |i| {
+            self.cvar_info_in(i, &mut scratch)
+        }))
     }
 
     /// Everything `MPI_T_pvar_get_info` says about performance variable `index`.
@@ -146,19 +311,22 @@ impl<L: Level> Mpit<L> {
         self.pvar_info_at(index_arg(&self.init, index)?)
     }
 
+    /// [`Mpit::pvar_info`] of a checked index, its enumeration resolved afresh.
     pub(crate) fn pvar_info_at(&self, i: Index<Pvar>) -> Result<PvarInfo> {
-        let init = &self.init;
-        let r = ffi::pvar_get_info(init, i, None, None)?;
-        let (name, description) = name_and_description(|n, d| {
-            ffi::pvar_get_info(init, i, n, d).map(|q| (q.name_len, q.desc_len))
-        })?;
+        self.pvar_info_in(i, &mut Scratch::single())
+    }
+
+    /// As [`Mpit::cvar_info_in`], for `MPI_T_pvar_get_info`.
+    fn pvar_info_in<'m>(&'m self, i: Index<Pvar>, scratch: &mut Scratch<'m>) -> Result<PvarInfo> {
+        let (r, name, description) =
+            scratch.described(|n, d| ffi::pvar_get_info(&self.init, i, n, d))?;
         Ok(PvarInfo {
             index: i.get(),
             name,
             verbosity: Verbosity::from_raw(r.verbosity)?,
             class: PvarClass::from_raw(r.class)?,
             datatype: Datatype::from_raw(r.datatype)?,
-            enumtype: self.enum_of(r.enumtype)?,
+            enumtype: scratch.enum_of(r.enumtype)?,
             description,
             bind: Bind::from_raw(r.bind)?,
             readonly: r.readonly,
@@ -169,18 +337,10 @@ impl<L: Level> Mpit<L> {
 
     /// Every performance variable, holes reported per index.
     pub fn pvars(&self) -> Result<Listing<PvarInfo>> {
-        Ok(Listing::collect(self.pvar_count()?, |i| self.pvar_info(i)))
-    }
-
-    /// `len` members of a category, through one of the `MPI_T_category_get_*` entries.
-    fn members(
-        &self,
-        len: usize,
-        get: impl FnOnce(&mut [c_int]) -> Result<()>,
-    ) -> Result<Vec<usize>> {
-        let mut v: Vec<c_int> = vec![-1; len];
-        get(&mut v)?;
-        v.into_iter().map(non_negative).collect()
+        let mut scratch = Scratch::listing();
+        Ok(Listing::of(Index::all(&self.init)?, |i| {
+            self.pvar_info_in(i, &mut scratch)
+        }))
     }
 
     /// Everything about category `index`: name, description, and its member control
@@ -189,12 +349,16 @@ impl<L: Level> Mpit<L> {
     /// MPI-4.1 §16.3.9, `MPI_T_category_get_info`.
     #[doc(alias = "MPI_T_category_get_info")]
     pub fn category_info(&self, index: usize) -> Result<CategoryInfo> {
+        self.category_info_in(index_arg(&self.init, index)?, &mut Scratch::single())
+    }
+
+    /// One `MPI_T_category_get_info` call in the common case (see [`Scratch::described`]),
+    /// and one per non-empty member list (with the event API, one more for the number of event
+    /// types).
+    fn category_info_in(&self, i: Index<Category>, scratch: &mut Scratch) -> Result<CategoryInfo> {
         let init = &self.init;
-        let i: Index<Category> = index_arg(init, index)?;
-        let r = ffi::category_get_info(init, i, None, None)?;
-        let (name, description) = name_and_description(|n, d| {
-            ffi::category_get_info(init, i, n, d).map(|q| (q.name_len, q.desc_len))
-        })?;
+        let (r, name, description) =
+            scratch.described(|n, d| ffi::category_get_info(init, i, n, d))?;
         let (num_cvars, num_pvars, num_categories) = (
             non_negative(r.num_cvars)?,
             non_negative(r.num_pvars)?,
@@ -204,22 +368,22 @@ impl<L: Level> Mpit<L> {
             let ne = non_negative(ffi::category_get_num_events(init, i)?)?;
             (
                 Some(ne),
-                self.members(ne, |out| ffi::category_get_events(init, i, out))?,
+                scratch.members(ne, |out| ffi::category_get_events(init, i, out))?,
             )
         } else {
             (None, Vec::new())
         };
         Ok(CategoryInfo {
-            index,
+            index: i.get(),
             name,
             description,
             num_cvars,
             num_pvars,
             num_categories,
             num_events,
-            cvars: self.members(num_cvars, |out| ffi::category_get_cvars(init, i, out))?,
-            pvars: self.members(num_pvars, |out| ffi::category_get_pvars(init, i, out))?,
-            categories: self.members(num_categories, |out| {
+            cvars: scratch.members(num_cvars, |out| ffi::category_get_cvars(init, i, out))?,
+            pvars: scratch.members(num_pvars, |out| ffi::category_get_pvars(init, i, out))?,
+            categories: scratch.members(num_categories, |out| {
                 ffi::category_get_categories(init, i, out)
             })?,
             events,
@@ -228,31 +392,10 @@ impl<L: Level> Mpit<L> {
 
     /// Every category, holes reported per index.
     pub fn categories(&self) -> Result<Listing<CategoryInfo>> {
-        Ok(Listing::collect(self.category_count()?, |i| {
-            self.category_info(i)
+        let mut scratch = Scratch::listing();
+        Ok(Listing::of(Index::all(&self.init)?, |i| {
+            self.category_info_in(i, &mut scratch)
         }))
-    }
-
-    /// The enumeration behind a handle MPI_T returned (`None` for none).
-    pub(crate) fn enum_of(&self, e: Option<RawEnum<'_>>) -> Result<Option<EnumInfo>> {
-        let Some(e) = e else { return Ok(None) };
-        let mut num = 0;
-        let name = fetch_string(|buf| {
-            let (n, len) = ffi::enum_get_info(e, buf)?;
-            num = n;
-            non_negative(len)
-        })?;
-        let mut items = Vec::with_capacity(non_negative(num)?);
-        for item in 0..num {
-            let mut value = 0;
-            let name = fetch_string(|buf| {
-                let (v, len) = ffi::enum_get_item(e, item, buf)?;
-                value = v;
-                non_negative(len)
-            })?;
-            items.push(EnumItem { value, name });
-        }
-        Ok(Some(EnumInfo { name, items }))
     }
 
     pub(crate) fn lookup(
@@ -379,19 +522,6 @@ pub struct Refresh {
     pub categories_changed: bool,
 }
 
-impl<T> Listing<T> {
-    /// Queries indices `self.count..count` and appends them.
-    fn extend_to(&mut self, count: usize, mut query: impl FnMut(usize) -> Result<T>) {
-        for i in self.count..count {
-            match query(i) {
-                Ok(e) => self.entries.push(e),
-                Err(e) => self.holes.push((i, e)),
-            }
-        }
-        self.count = self.count.max(count);
-    }
-}
-
 impl<L: Level> Mpit<L> {
     /// Lists everything now, remembering the category stamp.
     pub fn catalog(&self) -> Result<Catalog> {
@@ -407,12 +537,13 @@ impl<L: Level> Mpit<L> {
     /// Brings `catalog` up to date: new variables are queried, old ones are kept as they are.
     pub fn refresh(&self, catalog: &mut Catalog) -> Result<Refresh> {
         let (c0, p0) = (catalog.cvars.count, catalog.pvars.count);
-        catalog
-            .cvars
-            .extend_to(self.cvar_count()?, |i| self.cvar_info(i));
-        catalog
-            .pvars
-            .extend_to(self.pvar_count()?, |i| self.pvar_info(i));
+        let mut scratch = Scratch::listing();
+        catalog.cvars.extend(Index::all(&self.init)?, |i| {
+            self.cvar_info_in(i, &mut scratch)
+        });
+        catalog.pvars.extend(Index::all(&self.init)?, |i| {
+            self.pvar_info_in(i, &mut scratch)
+        });
         let stamp = self.category_stamp()?;
         let categories_changed = stamp != catalog.stamp;
         if categories_changed {
@@ -431,10 +562,67 @@ impl<L: Level> Mpit<L> {
 mod tests {
     use super::*;
 
+    /// The tests of this binary take turns: below `MPI_THREAD_MULTIPLE` MPI_T is confined to one
+    /// thread at a time.
+    fn turn() -> std::sync::MutexGuard<'static, ()> {
+        static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        TURN.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every name and description of `kind`, fetched by [`described_in`] with first buffers of
+    /// `N` and `D` bytes, not cleared between the calls, through `get(index, name,
+    /// description)`.
+    fn strings<K: Kind, Q: Described, const N: usize, const D: usize>(
+        mpit: &Mpit,
+        get: impl Fn(Index<K>, Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
+    ) -> Vec<Result<(MpiString, MpiString)>> {
+        let (mut name, mut desc) = ([0u8; N], [0u8; D]);
+        Index::<K>::all(&mpit.init)
+            .unwrap()
+            .map(|i| {
+                described_in(&mut name, &mut desc, |n, d| get(i, n, d)).map(|(_, n, d)| (n, d))
+            })
+            .collect()
+    }
+
+    /// MPI-4.1 §16.3.3 against the installed MPI: first buffers too small for most strings
+    /// give exactly the strings that the stack buffers give, for every control variable,
+    /// performance variable and category: a cut string is fetched again, into a buffer of the
+    /// reported length where that length shows the cut, after a length query where it does
+    /// not (MPICH 4.0.2, Open MPI 4.1 and 5.0 report the length of what they wrote). With the
+    /// stack buffers, this is the path of a description longer than they are.
+    #[test]
+    fn cut_strings_are_fetched_whole() {
+        let _turn = turn();
+        let mpit = Mpit::init().unwrap();
+        let init = &mpit.init;
+        let cvar =
+            |i, n: Option<&mut [u8]>, d: Option<&mut [u8]>| ffi::cvar_get_info(init, i, n, d);
+        let pvar =
+            |i, n: Option<&mut [u8]>, d: Option<&mut [u8]>| ffi::pvar_get_info(init, i, n, d);
+        let category =
+            |i, n: Option<&mut [u8]>, d: Option<&mut [u8]>| ffi::category_get_info(init, i, n, d);
+        let full = strings::<Cvar, _, NAME_BUF, DESC_BUF>(&mpit, cvar);
+        assert!(!full.is_empty());
+        assert!(
+            full.iter()
+                .any(|r| r.as_ref().is_ok_and(|(_, d)| d.len() > 16))
+        );
+        assert_eq!(full, strings::<Cvar, _, 8, 16>(&mpit, cvar));
+        assert_eq!(full, strings::<Cvar, _, 2, 2>(&mpit, cvar));
+        let full = strings::<Pvar, _, NAME_BUF, DESC_BUF>(&mpit, pvar);
+        assert_eq!(full, strings::<Pvar, _, 8, 16>(&mpit, pvar));
+        assert_eq!(full, strings::<Pvar, _, 2, 2>(&mpit, pvar));
+        let full = strings::<Category, _, NAME_BUF, DESC_BUF>(&mpit, category);
+        assert_eq!(full, strings::<Category, _, 8, 16>(&mpit, category));
+        assert_eq!(full, strings::<Category, _, 2, 2>(&mpit, category));
+    }
+
     /// The scan used where `*_get_index` is missing finds what `*_get_index` finds, and
     /// passes through errors that are not about a missing function.
     #[test]
     fn scan_fallback_agrees_with_get_index() {
+        let _turn = turn();
         let mpit = Mpit::init().unwrap();
         let missing = Error::Mpi {
             class: ErrorClass::NotSupported,
