@@ -249,7 +249,9 @@ fn mpit_list_shows_values_read_for_a_communicator() {
 /// (a pending receive, a pending send, four unexpected messages read from ob1),
 /// `openmpi-no-donor` rank 0 of it with `--no-donor` (an error), `synthetic` a hand-written
 /// document with the branches no live run showed (a wildcard and a matched operation, no
-/// information, failed queues, an unknown rank and length).
+/// information, failed queues, an unknown rank and length; an Open MPI DLL's zero-extended
+/// `MPI_ANY_SOURCE`, `MPI_PROC_NULL` and negative tag, shown by name and sign; the PML seen
+/// through monitoring; a process refused under cm).
 #[test]
 fn mqd_dump_renders_the_recorded_queues() {
     replay_documents(
@@ -302,6 +304,18 @@ fn mpir_attach_renders_the_recorded_jobs() {
         mpir::model::Job::json,
         mpir::text::render,
     );
+}
+
+/// The recorded `--trace` of an aborting job carries the abort event's string at the top level
+/// too (the acquisition was read at the spawned event, before the abort).
+#[test]
+fn mpir_trace_abort_string_is_the_abort_events() {
+    let text = read(&golden_dir().join("mpir/trace.job.json"));
+    let job: mpir::model::Job = serde_json::from_str(&text).unwrap();
+    let events = job.events.as_deref().unwrap();
+    let last = mpir::model::Job::last_abort_string(events);
+    assert!(last.is_some());
+    assert_eq!(job.abort_string, Some(last));
 }
 
 /// `mpit-prof`: each recorded job (`prof/*.ranks.json`, every rank's profile as

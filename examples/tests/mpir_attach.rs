@@ -92,17 +92,17 @@ fn launch_model_json_matches_the_ranks_and_the_job_succeeds() {
         .arg("--")
         .args(mpiexec_args(&app, &["0"])));
     assert_eq!(out.status.code(), Some(0));
+    // Standard output is the JSON document alone; the job's output went to standard error.
     let stdout = String::from_utf8(out.stdout).unwrap();
-    // The job's output (inherited) comes first, the JSON object after the job ended.
-    let json_start = stdout.find("\n{").map_or(0, |i| i + 1);
-    let v = schema::assert_valid_text("mpir-attach", &stdout[json_start..]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let v = schema::assert_valid_text("mpir-attach", &stdout);
     assert_eq!(v["model"], "launch");
     assert_eq!(v["debug_state"], "MPIR_DEBUG_SPAWNED");
     assert_eq!(v["exit_status"], 0);
     assert_eq!(v["armed_at"], "Entry");
     let rows = json_rows(&v);
     assert_eq!(rows.len(), 3);
-    assert_eq!(rows, own_rows(&stdout[..json_start]));
+    assert_eq!(rows, own_rows(&stderr));
     let bp = v["symbols"]
         .as_array()
         .unwrap()
@@ -124,7 +124,90 @@ fn launch_model_lines_match_and_the_exit_status_propagates() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     let rows = tool_rows(&stdout);
     assert_eq!(rows.len(), 3);
-    assert_eq!(rows, own_rows(&stdout));
+    // The ranks' own lines went to standard error, the tool's alone to standard output.
+    assert_eq!(rows, own_rows(&String::from_utf8_lossy(&out.stderr)));
+    assert!(own_rows(&stdout).is_empty(), "{stdout}");
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn job_output_goes_to_the_file_given() {
+    let Some(app) = mpi_app() else {
+        return skip("job_output_goes_to_the_file_given");
+    };
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpir-attach/job-output.txt");
+    let out = run(ompi(TOOL)
+        .args(["--json", "--job-output"])
+        .arg(&file)
+        .arg("--")
+        .args(mpiexec_args(&app, &["0"])));
+    assert_eq!(out.status.code(), Some(0));
+    let v = schema::assert_valid_text("mpir-attach", &String::from_utf8_lossy(&out.stdout));
+    let job_output = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(json_rows(&v), own_rows(&job_output), "{job_output}");
+    assert!(own_rows(&String::from_utf8_lossy(&out.stderr)).is_empty());
+}
+
+/// `--trace --json` of a starter that aborts: the top-level `abort_string` is the abort
+/// event's (it was `null`: the table is read at the spawned event, before the abort).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn trace_json_carries_the_abort_string() {
+    let out = run(Command::new(TOOL).args([
+        "--trace",
+        "--json",
+        "--timeout",
+        "60",
+        "--",
+        env!("CARGO_BIN_EXE_mpir-starter"),
+        "-n",
+        "2",
+        "--abort-after",
+        "300",
+        "--",
+        "/bin/sleep",
+        "5",
+    ]));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "mpir-starter exits 3 after an abort"
+    );
+    let v = schema::assert_valid_text("mpir-attach", &String::from_utf8_lossy(&out.stdout));
+    let why = "mpir-starter: job aborted after 300 ms (--abort-after)";
+    assert_eq!(v["abort_string"], why);
+    let aborting = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["state"] == "MPIR_DEBUG_ABORTING")
+        .expect("an aborting event");
+    assert_eq!(aborting["abort_string"], why);
+}
+
+/// A 3-rank job of `mpi_app 5` under `mpiexec.openmpi` (not under the tool), its output in
+/// `mpir-attach/LOG`: the starter and the ranks' own rows once all three have started.
+fn running_job(app: &Path, log: &str) -> (Reaped, BTreeSet<Row>) {
+    let args = mpiexec_args(app, &["5"]);
+    let log = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("mpir-attach")
+        .join(log);
+    let job = Reaped(
+        ompi(&args[0])
+            .args(&args[1..])
+            .stdout(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if own_rows(&text).len() == 3 {
+            return (job, own_rows(&text));
+        }
+        assert!(Instant::now() < deadline, "the ranks did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
@@ -132,44 +215,160 @@ fn attach_model_lines_and_json_match_the_ranks() {
     let Some(app) = mpi_app() else {
         return skip("attach_model_lines_and_json_match_the_ranks");
     };
-    let args = mpiexec_args(&app, &["5"]);
-    let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpir-attach/attach.out");
-    let mut job = ompi(&args[0])
-        .args(&args[1..])
-        .stdout(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let own = loop {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        if own_rows(&text).len() == 3 {
-            break own_rows(&text);
-        }
-        assert!(Instant::now() < deadline, "the ranks did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let pid = job.id().to_string();
+    let (mut job, own) = running_job(&app, "attach.out");
+    let pid = job.0.id().to_string();
     let lines = run(Command::new(TOOL).args(["--pid", &pid]));
     let json = run(Command::new(TOOL).args(["--json", "--pid", &pid]));
-    assert!(job.wait().unwrap().success());
+    assert!(job.0.wait().unwrap().success());
     assert!(lines.status.success() && json.status.success());
     assert_eq!(tool_rows(&String::from_utf8(lines.stdout).unwrap()), own);
     let v = schema::assert_valid_text("mpir-attach", &String::from_utf8_lossy(&json.stdout));
     assert_eq!(v["model"], "attach");
-    assert_eq!(v["starter_pid"].as_i64(), Some(job.id() as i64));
+    assert_eq!(v["starter_pid"].as_i64(), Some(job.0.id() as i64));
     assert_eq!(json_rows(&v), own);
+}
+
+/// Runs the tool on `pid`; its status and standard error, with nothing on standard output.
+fn refused(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(TOOL).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    println!("mpir-attach {args:?}: {:?}: {err}", out.status.code());
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    (out.status.code(), err)
+}
+
+/// A child that is killed and reaped when the test ends.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]
 fn a_process_that_is_no_starter_is_reported() {
-    let me = std::process::id().to_string();
-    let out = Command::new(TOOL).args(["--pid", &me]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let sleep = Reaped(Command::new("sleep").arg("30").spawn().unwrap());
+    let pid = sleep.0.id().to_string();
+    let (code, err) = refused(&["--pid", &pid]);
+    assert_eq!(code, Some(3), "{err}");
     assert!(
         err.contains("no MPIR starter") && err.contains("MPIR_Breakpoint"),
         "{err}"
     );
     let out = Command::new(TOOL).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_zombie_or_a_missing_process_is_reported() {
+    // A child that exited and that nobody reaped yet.
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id().to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z")) {
+        assert!(Instant::now() < deadline, "the child did not exit");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (code, err) = refused(&["--pid", &pid]);
+    assert_eq!(code, Some(6), "{err}");
+    assert!(err.contains("zombie"), "{err}");
+    child.wait().unwrap();
+    let (code, err) = refused(&["--pid", &pid]);
+    assert_eq!(code, Some(6), "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+}
+
+/// This test program is an MPIR starter too (it links mpir-types' starter symbols) that has
+/// published no table: the table is empty, which is no success.
+#[test]
+fn an_empty_table_is_reported() {
+    assert_eq!(
+        mpir_types::starter::Starter::debug_state(),
+        mpir_types::DebugState::Null
+    );
+    let me = std::process::id().to_string();
+    let (code, err) = refused(&["--pid", &me]);
+    assert_eq!(code, Some(5), "{err}");
+    assert!(
+        err.contains("is empty") && err.contains("MPIR_NULL"),
+        "{err}"
+    );
+    let (code, _) = refused(&["--json", "--pid", &me]);
+    assert_eq!(code, Some(5));
+}
+
+#[test]
+fn an_mpi_process_is_not_its_starter() {
+    let Some(app) = mpi_app() else {
+        return skip("an_mpi_process_is_not_its_starter");
+    };
+    let (job, own) = running_job(&app, "rank.out");
+    let rank_pid = own.iter().next().unwrap().1.to_string();
+    let (code, err) = refused(&["--pid", &rank_pid]);
+    assert_eq!(code, Some(4), "{err}");
+    let starter = job.0.id();
+    assert!(
+        err.contains("an MPI process, not its job's starter")
+            && err.contains(&format!("mpir-attach --pid {starter}")),
+        "{err}"
+    );
+}
+
+/// MPICH's Hydra defines no MPIR symbol: said at once, in both models, and in the attach
+/// model the job runs on untouched.
+#[test]
+fn hydra_is_recognised_at_once() {
+    if Command::new("mpiexec.hydra")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return println!("skip: hydra_is_recognised_at_once: mpiexec.hydra is not installed");
+    }
+    let mut job = Reaped(
+        Command::new("mpiexec.mpich")
+            .env_remove("LD_LIBRARY_PATH")
+            .args(["-n", "1", "sleep", "3"])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = job.0.id().to_string();
+    let (code, err) = refused(&["--pid", &pid]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("Hydra") && err.contains("does not implement MPIR"),
+        "{err}"
+    );
+    let status = job.0.wait().unwrap();
+    assert!(
+        status.success(),
+        "the job ran on and ended normally: {status}"
+    );
+
+    #[cfg(target_arch = "x86_64")]
+    {
+        let t = Instant::now();
+        let out = Command::new(TOOL)
+            .args(["--timeout", "60", "--", "mpiexec.mpich", "-n", "1", "true"])
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        println!("launch model under Hydra ({:?}): {err}", t.elapsed());
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(err.contains("Hydra"), "{err}");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "not at once: {:?}",
+            t.elapsed()
+        );
+    }
 }

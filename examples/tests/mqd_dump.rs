@@ -34,19 +34,28 @@ impl Drop for Job {
     }
 }
 
-fn launch(exe: &Path, dir: &Path) -> Job {
+/// Two ranks of `exe DIR` under `mpiexec.openmpi` with the MCA settings `mca` (and `env`),
+/// their output in `DIR/job.out`.
+fn launch(exe: &Path, dir: &Path, mca: &[&str], env: &[(&str, &str)]) -> Job {
+    let out = std::fs::File::create(dir.join("job.out")).expect("the job's output file");
     let child = openmpi::command("mpiexec.openmpi")
-        .args(["--oversubscribe", "--mca", "pml", "ob1", "-n", "2"])
+        .arg("--oversubscribe")
+        .args(mca)
+        .args(["-n", "2"])
         .arg(exe)
         .arg(dir)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
         .spawn()
         .expect("run mpiexec.openmpi");
     Job(Some(child))
 }
 
-/// `(pid, rank)` of each rank, from its ready file.
-fn wait_ready(dir: &Path, job: &mut Job) -> Vec<(i32, i64)> {
+/// `(pid, rank)` of each rank, from its ready file; `Err` with the job's status and output if
+/// it ended first.
+fn try_wait_ready(dir: &Path, job: &mut Job) -> Result<Vec<(i32, i64)>, String> {
     let start = Instant::now();
     loop {
         let ready: Vec<(i32, i64)> = (0..2)
@@ -57,10 +66,13 @@ fn wait_ready(dir: &Path, job: &mut Job) -> Vec<(i32, i64)> {
             })
             .collect();
         if ready.len() == 2 {
-            return ready;
+            return Ok(ready);
         }
         if let Some(st) = job.0.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
-            panic!("the job ended before its ranks were ready: {st}");
+            let out = std::fs::read_to_string(dir.join("job.out")).unwrap_or_default();
+            return Err(format!(
+                "the job ended before its ranks were ready: {st}\n{out}"
+            ));
         }
         assert!(
             start.elapsed() < Duration::from_secs(120),
@@ -68,6 +80,58 @@ fn wait_ready(dir: &Path, job: &mut Job) -> Vec<(i32, i64)> {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+fn wait_ready(dir: &Path, job: &mut Job) -> Vec<(i32, i64)> {
+    try_wait_ready(dir, job).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Two ranks of `mqd_target` (built with `mpicc.openmpi`) launched by [`launch`] in a fresh
+/// directory named after `name`; `None` without Open MPI 4.1.
+fn start(name: &str, mca: &[&str], env: &[(&str, &str)]) -> Option<(Job, std::path::PathBuf)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("mqd/mqd_target.c");
+    let exe = openmpi::build(&src, "mqd-dump", "mqd_target")?;
+    let dir = job_dir(name);
+    Some((launch(&exe, &dir, mca, env), dir))
+}
+
+/// A fresh directory for one job of a test.
+fn job_dir(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mqd-dump-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Releases the ranks and expects the job to end with 0 within 120 s.
+fn release(dir: &Path, job: &mut Job) {
+    std::fs::write(dir.join("release"), b"").unwrap();
+    let mut child = job.0.take().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("the job did not end within 120 s of its release");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "the job ended with {status}");
+    println!("the job completed normally after the dump ({status})");
+}
+
+/// `--pid P0 --pid P1` of the ranks, in rank order.
+fn pid_args(ready: &[(i32, i64)]) -> Vec<String> {
+    [0, 1]
+        .iter()
+        .flat_map(|&r| {
+            let pid = ready.iter().find(|x| x.1 == r).expect("both ranks").0;
+            ["--pid".to_owned(), pid.to_string()]
+        })
+        .collect()
 }
 
 fn tool(args: &[String]) -> Output {
@@ -100,21 +164,12 @@ fn ops<'a>(c: &'a Json, queue: &str) -> &'a [Json] {
 
 #[test]
 fn dump_shows_what_two_ranks_posted() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("mqd/mqd_target.c");
-    let Some(exe) = openmpi::build(&src, "mqd-dump", "mqd_target") else {
+    let Some((mut job, dir)) = start("ob1", &["--mca", "pml", "ob1"], &[]) else {
         return openmpi::skip("mqd-dump");
     };
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mqd-dump-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut job = launch(&exe, &dir);
     let ready = wait_ready(&dir, &mut job);
     let pid_of = |rank: i64| ready.iter().find(|r| r.1 == rank).expect("both ranks").0;
-    let pid_args: Vec<String> = [0, 1]
-        .iter()
-        .flat_map(|&r| ["--pid".to_owned(), pid_of(r).to_string()])
-        .collect();
+    let pid_args = pid_args(&ready);
 
     let t = Instant::now();
     let text = tool(&pid_args);
@@ -140,10 +195,42 @@ fn dump_shows_what_two_ranks_posted() {
     println!("what mqd-dump shows ({} ms):", text_time.as_millis());
     print!("{}", String::from_utf8_lossy(&text.stdout));
 
+    check_dump(
+        &json,
+        &String::from_utf8_lossy(&text.stdout),
+        &pid_of,
+        &["ob1"],
+    );
+
+    // Without the type donor, Debian's stripped libmpi has no types: a typed error naming the
+    // first type the DLL needs, and a failing exit, not a crash.
+    let bare = Command::new(TOOL)
+        .args(["--no-donor", "--pid", &pid_of(0).to_string()])
+        .output()
+        .expect("run mqd-dump");
+    let bare_text = String::from_utf8_lossy(&bare.stdout);
+    let bare_error = String::from_utf8_lossy(&bare.stderr);
+    println!("without the type donor:\n{bare_text}{bare_error}");
+    assert_eq!(bare.status.code(), Some(1), "{bare_text}");
+    assert!(
+        bare_error.contains("the image has no type \"opal_list_item_t\""),
+        "the error goes to standard error: {bare_error}"
+    );
+    assert!(!bare_text.contains("no type"), "{bare_text}");
+
+    release(&dir, &mut job);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What the dump of `mqd_target`'s two ranks must show (the JSON document `json` and the
+/// `text`), whatever the PML stack `pml` over ob1.
+fn check_dump(json: &Json, text: &str, pid_of: &dyn Fn(i64) -> i32, pml: &[&str]) {
     let processes = json["processes"].as_array().expect("processes");
     assert_eq!(processes.len(), 2);
     for (i, p) in processes.iter().enumerate() {
         assert!(p.get("error").is_none(), "{p}");
+        assert!(p.get("refused").is_none(), "{p}");
+        assert_eq!(p["pml"], serde_json::json!(pml), "{p}");
         assert_eq!(p["pid"], pid_of(i as i64));
         assert_eq!(p["rank"], i as i64, "the rank from the environment");
         assert!(p["dll_version"].as_str().unwrap().contains("Open MPI"));
@@ -255,41 +342,158 @@ fn dump_shows_what_two_ranks_posted() {
     assert_eq!(ssend["length"], 5 * 4, "{ssend}");
     assert_eq!(ssend["kind"], "rendezvous", "{ssend}");
     assert!(
-        String::from_utf8_lossy(&text.stdout)
+        text
             .contains("unexpected messages (4): no information from the DLL; read by mqd-types, from ob1's structures"),
         "the text dump labels what mqd-types read itself"
     );
-
-    // Without the type donor, Debian's stripped libmpi has no types: a typed error naming the
-    // first type the DLL needs, and a failing exit, not a crash.
-    let bare = Command::new(TOOL)
-        .args(["--no-donor", "--pid", &pid_of(0).to_string()])
-        .output()
-        .expect("run mqd-dump");
-    let bare_text = String::from_utf8_lossy(&bare.stdout);
-    let bare_error = String::from_utf8_lossy(&bare.stderr);
-    println!("without the type donor:\n{bare_text}{bare_error}");
-    assert_eq!(bare.status.code(), Some(1), "{bare_text}");
     assert!(
-        bare_error.contains("the image has no type \"opal_list_item_t\""),
-        "the error goes to standard error: {bare_error}"
+        text.contains(&format!("  PML: {}", pml.join(" over "))),
+        "the text names the PML"
     );
-    assert!(!bare_text.contains("no type"), "{bare_text}");
+    assert!(
+        text.contains("\"MPI_COMM_NULL\": local rank MPI_PROC_NULL,"),
+        "MPI_COMM_NULL's rank by name: {text}"
+    );
+}
 
-    std::fs::write(dir.join("release"), b"").unwrap();
-    let mut child = job.0.take().unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("the job did not end within 120 s of its release");
-        }
-        std::thread::sleep(Duration::from_millis(50));
+/// The monitoring PML stacked over ob1 (`pml_monitoring_enable`): seen through, the dump shows
+/// the same queues as under ob1 alone.
+#[test]
+fn monitoring_over_ob1_shows_the_right_queues() {
+    let mca = "--mca pml ob1,monitoring --mca pml_monitoring_enable 1";
+    let mca: Vec<&str> = mca.split(' ').collect();
+    let Some((mut job, dir)) = start("monitoring", &mca, &[]) else {
+        return openmpi::skip("mqd-dump monitoring");
     };
-    assert!(status.success(), "the job ended with {status}");
-    println!("the job completed normally after the dump ({status})");
+    let ready = wait_ready(&dir, &mut job);
+    let pid_of = |rank: i64| ready.iter().find(|r| r.1 == rank).expect("both ranks").0;
+    let text = tool(&pid_args(&ready));
+    let mut json_args = pid_args(&ready);
+    json_args.push("--json".to_owned());
+    let json = schema::assert_valid_text(
+        "mqd-dump",
+        &String::from_utf8(tool(&json_args).stdout).expect("UTF-8"),
+    );
+    check_dump(
+        &json,
+        &String::from_utf8_lossy(&text.stdout),
+        &pid_of,
+        &["monitoring", "ob1"],
+    );
+    release(&dir, &mut job);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The cm PML (through libfabric's tcp provider, which Open MPI excludes by default): the
+/// DLL would read cm's requests as ob1's, so each rank is refused, naming the PML, with exit
+/// status 3 and no queue printed. Skips if cm cannot run here.
+#[test]
+fn cm_is_refused_naming_the_pml() {
+    let mca = "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_exclude none";
+    let mca: Vec<&str> = mca.split(' ').collect();
+    let Some((mut job, dir)) = start("cm", &mca, &[("FI_PROVIDER", "tcp")]) else {
+        return openmpi::skip("mqd-dump cm");
+    };
+    let ready = match try_wait_ready(&dir, &mut job) {
+        Ok(ready) => ready,
+        Err(e) => return println!("skip: cm_is_refused_naming_the_pml: cm does not run here: {e}"),
+    };
+    for json in [false, true] {
+        let mut args = pid_args(&ready);
+        if json {
+            args.push("--json".to_owned());
+        }
+        let out = Command::new(TOOL)
+            .args(&args)
+            .output()
+            .expect("run mqd-dump");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        println!(
+            "mqd-dump {args:?} under cm: {:?}\n{stdout}{stderr}",
+            out.status.code()
+        );
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert_eq!(
+            stderr
+                .matches("refused: the process runs Open MPI's PML \"cm\"")
+                .count(),
+            2
+        );
+        assert!(
+            !stdout.contains("pending") && !stdout.contains("communicator"),
+            "{stdout}"
+        );
+        if json {
+            let v = schema::assert_valid_text("mqd-dump", &stdout);
+            for p in v["processes"].as_array().unwrap() {
+                assert_eq!(p["pml"], serde_json::json!(["cm"]), "{p}");
+                assert!(p["refused"].as_str().unwrap().contains("\"cm\""), "{p}");
+                assert!(p.get("communicators").is_none(), "{p}");
+            }
+        }
+    }
+    release(&dir, &mut job);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--starter` of a process that is no starter: said as such (it used to be "no process to
+/// dump (give --pid, --starter or a command)", though --starter was given).
+#[test]
+fn a_failing_starter_is_named() {
+    let mut sleep = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = sleep.id().to_string();
+    let out = Command::new(TOOL)
+        .args(["--starter", &pid])
+        .output()
+        .unwrap();
+    let _ = sleep.kill();
+    let _ = sleep.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    println!("{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("cannot read the process table of starter {pid}"))
+            && err.contains("no MPIR starter"),
+        "{err}"
+    );
+    assert!(!err.contains("no process to dump"), "{err}");
+}
+
+/// A command's output goes to standard error (or `--job-output`), never into the dump.
+#[test]
+fn the_commands_output_is_kept_out_of_standard_output() {
+    let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mqd-dump-job-output.txt");
+    for to_file in [false, true] {
+        let mut cmd = Command::new(TOOL);
+        cmd.args(["--delay", "0", "--json"]);
+        if to_file {
+            cmd.arg("--job-output").arg(&file);
+        }
+        let out = cmd
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "echo job-says-hello; echo job-complains >&2",
+            ])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(!stdout.contains("job-"), "{stdout}");
+        let job = if to_file {
+            std::fs::read_to_string(&file).unwrap()
+        } else {
+            stderr.clone().into_owned()
+        };
+        assert!(
+            job.contains("job-says-hello") && job.contains("job-complains"),
+            "{job}"
+        );
+    }
 }

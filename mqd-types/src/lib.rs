@@ -13,6 +13,7 @@
 //! | [`DwarfTypes`], [`TypeDonor`] | type layouts from DWARF, and Open MPI's internal types for a stripped `libmpi` |
 //! | [`live`] (Linux) | a live process as image and process; section 5's DLL search |
 //! | [`ob1`] | the unexpected messages of Open MPI's ob1 PML, read by mqd-types where the DLL has no information |
+//! | [`pml`] | which PML an Open MPI process runs (seen through the monitoring PML): the DLL's queues are true only under ob1 |
 //!
 //! ```no_run
 //! # #[cfg(target_os = "linux")] {
@@ -39,6 +40,7 @@ mod error;
 #[cfg(target_os = "linux")]
 pub mod live;
 pub mod ob1;
+pub mod pml;
 mod target;
 pub mod types;
 

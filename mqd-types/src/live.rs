@@ -19,6 +19,7 @@ use crate::donor::TypeDonor;
 use crate::dwarf::{DwarfTypes, TypeLayout};
 use crate::error::MqdError;
 use crate::ob1::{Ob1Error, Ob1Layout, Ob1Reader};
+use crate::pml::{self, PmlStack, pml_stack};
 use crate::target::{ImageTarget, ProcessTarget};
 use crate::types::{LangCode, OpClass, TargetTypeSizes};
 
@@ -228,10 +229,11 @@ fn ob1_setup(
     }
     let layout = Ob1Layout::new(donor)?;
     let sym = |name: &'static str| symbols.lookup(name).ok_or(Ob1Error::MissingSymbol(name));
-    let selected = sym("mca_pml_base_selected_component")?;
-    let pml = Ob1Reader::new(&layout, memory).selected_pml(selected.addr)?;
-    if pml != "ob1" {
-        return Err(Ob1Error::NotOb1(pml));
+    // Seen through the monitoring PML, which stacks itself over ob1 and leaves its structures.
+    let stack = pml_stack(|n| symbols.lookup(n).map(|s| s.addr), memory)?
+        .ok_or(Ob1Error::MissingSymbol(pml::SELECTED_COMPONENT))?;
+    if stack.effective() != "ob1" {
+        return Err(Ob1Error::NotOb1(stack.to_string()));
     }
     for (name, size) in layout.symbol_sizes() {
         let s = sym(name)?;
@@ -245,6 +247,18 @@ fn ob1_setup(
     }
     let table = sym("ompi_mpi_communicators")?.addr;
     Ok((layout, table))
+}
+
+/// The PML stack of the live process `pid` ([`crate::pml`]): `Ok(None)` if it is no Open MPI
+/// process (it defines no `mca_pml_base_selected_component`). Reads two symbols and two small
+/// structures, no type information: a tool calls it before trusting what the DLL shows.
+pub fn open_mpi_pml(pid: i32) -> Result<Option<PmlStack>, MqdError> {
+    let symbols = SymbolTable::of_process_matching(pid, |n| {
+        n == pml::SELECTED_COMPONENT || n == pml::MONITORED_COMPONENT
+    })
+    .map_err(|e| MqdError::Target(e.to_string()))?;
+    let process = LiveProcess::new(pid)?;
+    pml_stack(|n| symbols.lookup(n).map(|s| s.addr), &process).map_err(MqdError::Ob1)
 }
 
 /// Where the DLL had no information on a communicator's unexpected messages (Open MPI 4.1),

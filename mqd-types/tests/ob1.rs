@@ -303,3 +303,96 @@ fn out_of_sequence_frags_are_read_and_their_cycles_caught() {
         other => panic!("{other:?}"),
     }
 }
+
+/// An MCA 2.1 component head at `addr` (`mca_base_component_t`: versions, project, type, name).
+fn component(mem: &mut Image, addr: u64, project: &str, kind: &str, name: &str) {
+    mem.region(addr, 280);
+    mem.put(addr, 2, 4);
+    mem.put(addr + 4, 1, 4);
+    let mut text = |at: u64, s: &str| {
+        for (i, b) in s.bytes().enumerate() {
+            mem.put(addr + at + i as u64, u64::from(b), 1);
+        }
+    };
+    text(12, project);
+    text(40, kind);
+    text(84, name);
+}
+
+/// The PML stack ([`mqd_types::pml`]): the selected component, the monitoring PML seen
+/// through, and garbage as an error, not a name.
+#[test]
+fn pml_stack_sees_through_monitoring() {
+    use mqd_types::pml::{MONITORED_COMPONENT, PmlStack, SELECTED_COMPONENT, pml_stack};
+    let (selected, below) = (0x1000, 0x2000);
+    let lookup = |names: &'static [&'static str]| {
+        move |n: &str| match n {
+            _ if !names.contains(&n) => None,
+            SELECTED_COMPONENT => Some(selected),
+            MONITORED_COMPONENT => Some(below),
+            _ => None,
+        }
+    };
+    let both: &'static [&'static str] = &[SELECTED_COMPONENT, MONITORED_COMPONENT];
+    let stack = |names: Vec<&str>| PmlStack {
+        components: names.into_iter().map(str::to_owned).collect(),
+    };
+
+    let mut mem = Image::default();
+    component(&mut mem, selected, "ompi", "pml", "ob1");
+    let ob1 = pml_stack(lookup(both), &mem).unwrap().unwrap();
+    assert_eq!(ob1, stack(vec!["ob1"]));
+    assert!(ob1.queues_shown_by_open_mpi_dll());
+
+    let mut mem = Image::default();
+    component(&mut mem, selected, "ompi", "pml", "monitoring");
+    component(&mut mem, below, "ompi", "pml", "ob1");
+    let monitored = pml_stack(lookup(both), &mem).unwrap().unwrap();
+    assert_eq!(monitored, stack(vec!["monitoring", "ob1"]));
+    assert_eq!(monitored.effective(), "ob1");
+    assert!(monitored.queues_shown_by_open_mpi_dll());
+    assert_eq!(monitored.to_string(), "monitoring over ob1");
+    assert_eq!(
+        pml_stack(lookup(&[SELECTED_COMPONENT]), &mem),
+        Err(Ob1Error::MissingSymbol(MONITORED_COMPONENT))
+    );
+
+    let mut mem = Image::default();
+    component(&mut mem, selected, "ompi", "pml", "monitoring");
+    component(&mut mem, below, "ompi", "pml", "cm");
+    let cm = pml_stack(lookup(both), &mem).unwrap().unwrap();
+    assert!(!cm.queues_shown_by_open_mpi_dll());
+    assert_eq!(cm.to_string(), "monitoring over cm");
+
+    // Not Open MPI: no symbol, no PML to check.
+    assert_eq!(pml_stack(lookup(&[]), &Image::default()), Ok(None));
+    // Unreadable, another framework's component, garbage.
+    assert!(matches!(
+        pml_stack(lookup(both), &Image::default()),
+        Err(Ob1Error::Unreadable { .. })
+    ));
+    for (project, kind) in [("ompi", "btl"), ("opal", "pml"), ("", "")] {
+        let mut mem = Image::default();
+        component(&mut mem, selected, project, kind, "ob1");
+        let err = pml_stack(lookup(both), &mem).unwrap_err();
+        assert!(matches!(err, Ob1Error::Mismatch(_)), "{err}");
+    }
+}
+
+/// The fixed offsets of [`mqd_types::pml`] are those of `mca_base_component_t` in the ob1
+/// type donor's DWARF (Open MPI's own headers).
+#[test]
+fn pml_component_offsets_match_the_donor() {
+    let t = donor()
+        .find("mca_base_component_t")
+        .or_else(|| donor().find("mca_base_component_2_1_0_t"))
+        .expect("mca_base_component_t in the ob1 donor");
+    for (field, offset) in [
+        ("mca_major_version", 0),
+        ("mca_project_name", 12),
+        ("mca_type_name", 40),
+        ("mca_component_name", 84),
+    ] {
+        assert_eq!(t.field_offset(field), Some(offset), "{field}");
+    }
+}

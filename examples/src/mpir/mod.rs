@@ -16,10 +16,28 @@
 //! What a run acquired is a [`model::Job`] (the `--json` document, schema:
 //! `examples/schemas/mpir-attach.schema.json`); [`text`] renders the lines.
 //!
-//! Exit status: the attach model exits 0 once the table is printed, 1 when the process could
-//! not be acquired; the launch model exits with the job's exit status (128 + the signal's
-//! number if a signal ended it), 1 when the tool failed; 2 on a usage error (including neither
-//! `--pid` nor a command). Errors go to standard error.
+//! The launch model sends the job's standard output and error to the tool's standard error
+//! (or to the file `--job-output` names), so that standard output carries the tool's lines or
+//! its JSON document alone.
+//!
+//! Exit status (what `--help` lists, [`EXIT_STATUS`]; the constants are in [`status`]):
+//!
+//! | status | attach model (`--pid`) |
+//! |---|---|
+//! | 0 | the table was printed |
+//! | 1 | the process could not be read (permissions, garbage, a table that kept changing) |
+//! | 2 | usage error (including neither `--pid` nor a command) |
+//! | 3 | not an MPIR starter: no MPIR symbols (MPICH's Hydra and PRRTE's `prterun` are named, with what to do instead) |
+//! | 4 | an MPI process, not its job's starter (Open MPI's ranks load the starter's symbols; the starter is named if an ancestor is one) |
+//! | 5 | the starter's table is empty: it has not spawned a job (`MPIR_NULL`) |
+//! | 6 | no such process, or a zombie |
+//!
+//! The launch model exits with the job's exit status (128 + the signal's number if a signal
+//! ended it); with 3 when the starter has no MPIR symbols (a known launcher is recognised at
+//! its entry point, before the job runs), 1 when the tool failed otherwise, 2 on a usage error.
+//! Statuses 3–6 are the tool's only in the attach model and for a starter that did not run:
+//! otherwise they may be the job's. Errors go to standard error; nothing is written to standard
+//! output on an error.
 
 pub mod model;
 pub mod text;
@@ -29,10 +47,31 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Parser};
 
 /// Exit statuses, as `--help` lists them.
-const EXIT_STATUS: &str = "Exit status: attach model: 0 once the table is printed, 1 when the \
-                           process could not be acquired; launch model: the job's exit status \
-                           (128 + the signal's number if a signal ended it), 1 when the tool \
-                           failed; 2 on a usage error. Errors go to standard error.";
+pub const EXIT_STATUS: &str = "Exit status:
+  attach model: 0 the table was printed; 1 the process could not be read; 3 not an MPIR \
+starter (no MPIR symbols: e.g. MPICH's Hydra, PRRTE's prterun); 4 an MPI process, not its \
+job's starter; 5 the starter's table is empty (no job spawned yet, MPIR_NULL); 6 no such \
+process, or a zombie.
+  launch model: the job's exit status (128 + the signal's number if a signal ended it); 1 \
+when the tool failed; 3 when the starter has no MPIR symbols (the job was not run).
+  2 on a usage error. Errors go to standard error; the job's output goes to standard error \
+(or --job-output), so standard output has the tool's lines or JSON alone.";
+
+/// The tool's own exit statuses (besides the job's, in the launch model).
+pub mod status {
+    /// The tool failed: the process could not be read, the job could not be launched.
+    pub const FAILED: u8 = 1;
+    /// A usage error.
+    pub const USAGE: u8 = 2;
+    /// Not an MPIR starter: no MPIR symbols (a launcher that does not implement MPIR).
+    pub const NOT_A_STARTER: u8 = 3;
+    /// An MPI process, not its job's starter.
+    pub const NOT_THE_STARTER: u8 = 4;
+    /// The starter's table is empty: no job spawned yet.
+    pub const EMPTY_TABLE: u8 = 5;
+    /// No such process, or a zombie.
+    pub const NO_PROCESS: u8 = 6;
+}
 
 /// Acquire the processes of an MPI job through MPIR (attach or launch model).
 #[derive(Parser, Debug)]
@@ -59,9 +98,32 @@ pub struct Args {
     /// Launch model: stay attached until the starter ends, reporting every MPIR event.
     #[arg(long)]
     pub trace: bool,
+    /// Launch model: write the job's standard output and standard error to this file
+    /// (default: the tool's standard error).
+    #[arg(long, value_name = "FILE", conflicts_with = "pid")]
+    pub job_output: Option<std::path::PathBuf>,
     /// Launch model: the starter's command line, after `--`.
     #[arg(last = true)]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// Why the tool stopped: the message for standard error and the exit status.
+#[derive(Debug)]
+pub struct Failure {
+    /// The message (without the `mpir-attach: ` prefix).
+    pub message: String,
+    /// The exit status ([`status`]).
+    pub status: u8,
+}
+
+impl Failure {
+    /// A failure of the tool itself ([`status::FAILED`]).
+    pub fn tool(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            status: status::FAILED,
+        }
+    }
 }
 
 /// The tool: the attach model with `--pid`, else the launch model; the exit status is the
@@ -69,17 +131,83 @@ pub struct Args {
 pub fn run(args: &Args) -> ExitCode {
     match imp::run(args) {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("mpir-attach: {e}");
-            ExitCode::from(1)
+        Err(f) => {
+            eprintln!("mpir-attach: {}", f.message);
+            ExitCode::from(f.status)
         }
     }
 }
 
+#[cfg(target_os = "linux")]
+impl From<mpir_types::os::ToolError> for Failure {
+    /// The message and status of an error of mpir-types, with what to do where there is
+    /// something to do.
+    fn from(e: mpir_types::os::ToolError) -> Failure {
+        use mpir_types::os::ToolError as E;
+        let status = match &e {
+            E::NotAStarter { .. } | E::NoMpir { .. } => status::NOT_A_STARTER,
+            E::NotTheStarter { .. } => status::NOT_THE_STARTER,
+            E::NoSuchProcess { .. } | E::Zombie { .. } => status::NO_PROCESS,
+            _ => status::FAILED,
+        };
+        let message = match &e {
+            E::NotTheStarter {
+                starter: Some(s), ..
+            } => {
+                format!("{e}: run mpir-attach --pid {s}")
+            }
+            _ => e.to_string(),
+        };
+        Failure { message, status }
+    }
+}
+
+/// Where a launched job's standard output and error go: both to `file` (created, or
+/// truncated) if given, else to the tool's standard error, so that the tool's standard output
+/// carries its own lines or JSON alone. Shared with `mqd-dump`.
+#[cfg(unix)]
+pub fn job_output(
+    file: Option<&std::path::Path>,
+) -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), String> {
+    use std::os::fd::{AsFd, OwnedFd};
+    let out: OwnedFd = match file {
+        Some(path) => std::fs::File::create(path)
+            .map_err(|e| format!("--job-output {}: {e}", path.display()))?
+            .into(),
+        None => std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| format!("duplicating standard error: {e}"))?,
+    };
+    let err = out
+        .try_clone()
+        .map_err(|e| format!("duplicating the job's output: {e}"))?;
+    Ok((out, err))
+}
+
+/// The failure for an acquisition whose table is empty ([`status::EMPTY_TABLE`]), if it is.
+pub fn empty_table(job: &model::Job) -> Option<Failure> {
+    if job.procs.as_ref().is_some_and(|p| !p.is_empty()) {
+        return None;
+    }
+    Some(Failure {
+        message: format!(
+            "the process table of starter {} is empty (MPIR_debug_state {}): it has not \
+             spawned its job yet; attach again once it has, or launch the job under \
+             mpir-attach",
+            job.starter_pid.unwrap_or_default(),
+            job.debug_state.as_deref().unwrap_or("unknown")
+        ),
+        status: status::EMPTY_TABLE,
+    })
+}
+
 #[cfg(not(target_os = "linux"))]
 mod imp {
-    pub(super) fn run(_: &super::Args) -> Result<std::process::ExitCode, String> {
-        Err("the MPIR tool side is implemented for Linux only".to_owned())
+    pub(super) fn run(_: &super::Args) -> Result<std::process::ExitCode, super::Failure> {
+        Err(super::Failure::tool(
+            "the MPIR tool side is implemented for Linux only",
+        ))
     }
 }
 
@@ -90,11 +218,14 @@ mod imp {
     use mpir_types::os::attach;
 
     use super::model::Job;
-    use super::{Args, text};
+    use super::{Args, Failure, empty_table, text};
 
-    pub(super) fn run(args: &Args) -> Result<ExitCode, String> {
+    pub(super) fn run(args: &Args) -> Result<ExitCode, Failure> {
         if let Some(pid) = args.pid {
-            let job = Job::acquired("attach", &attach(pid).map_err(|e| e.to_string())?);
+            let job = Job::acquired("attach", &attach(pid)?);
+            if let Some(f) = empty_table(&job) {
+                return Err(f);
+            }
             if args.json {
                 println!("{}", job.json());
             } else {
@@ -107,12 +238,14 @@ mod imp {
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    fn launch(_: &Args) -> Result<ExitCode, String> {
-        Err("the launch model is implemented for x86-64 only".to_owned())
+    fn launch(_: &Args) -> Result<ExitCode, Failure> {
+        Err(Failure::tool(
+            "the launch model is implemented for x86-64 only",
+        ))
     }
 
     #[cfg(target_arch = "x86_64")]
-    fn launch(args: &Args) -> Result<ExitCode, String> {
+    fn launch(args: &Args) -> Result<ExitCode, Failure> {
         use std::time::Duration;
 
         use mpir_types::DebugState;
@@ -131,7 +264,11 @@ mod imp {
             }
         }
 
+        let (stdout, stderr) =
+            super::job_output(args.job_output.as_deref()).map_err(Failure::tool)?;
         let opts = LaunchOptions {
+            stdout: Some(stdout),
+            stderr: Some(stderr),
             timeout: Duration::from_secs_f64(args.timeout),
             gate: match args.gate.as_str() {
                 "always" => GatePolicy::Always,
@@ -153,24 +290,31 @@ mod imp {
             }
         };
         if args.trace {
-            let run = trace_to_exit(&args.command, opts, hook).map_err(|e| e.to_string())?;
+            let run = trace_to_exit(&args.command, opts, hook)?;
             if json {
+                let events: Vec<Event> = run.events.iter().map(Into::into).collect();
+                let base = run.acquisition.as_ref().map_or_else(
+                    || Job::without_acquisition("launch"),
+                    |a| Job::acquired("launch", a),
+                );
+                // The table was read at the spawned event; an abort came later.
+                let abort_string = Job::last_abort_string(&events)
+                    .map(Some)
+                    .or_else(|| base.abort_string.clone());
                 let job = Job {
-                    events: Some(run.events.iter().map(Into::into).collect()),
+                    abort_string,
+                    events: Some(events),
                     gates: Some(run.gates.iter().map(Into::into).collect()),
                     armed_at: Some(run.armed_at.map(|a| format!("{a:?}"))),
                     timings: Some((&run.timings).into()),
                     exit_status: Some(run.status.code()),
-                    ..run.acquisition.as_ref().map_or_else(
-                        || Job::without_acquisition("launch"),
-                        |a| Job::acquired("launch", a),
-                    )
+                    ..base
                 };
                 println!("{}", job.json());
             }
             return Ok(code_of(run.status));
         }
-        let mut launched = launch_with(&args.command, opts, hook).map_err(|e| e.to_string())?;
+        let mut launched = launch_with(&args.command, opts, hook)?;
         if !json {
             eprintln!(
                 "mpir-attach: armed at {:?}, detached after {:.1} ms; waiting for the job",
@@ -178,7 +322,7 @@ mod imp {
                 launched.timings.detached.map_or(0.0, ms)
             );
         }
-        let status = launched.wait(None).map_err(|e| e.to_string())?;
+        let status = launched.wait(None)?;
         if json {
             let job = Job {
                 events: Some(launched.events.iter().map(Into::into).collect()),

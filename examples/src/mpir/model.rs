@@ -16,7 +16,8 @@ use crate::serde_util::{double_option, hex};
 /// What a run did not produce is absent.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Job {
-    /// The abort reason, with an acquisition (`null` unless the starter was aborting).
+    /// The abort reason, with an acquisition (`null` unless the starter was aborting); for
+    /// `--trace`, that of the last `MPIR_DEBUG_ABORTING` event if one had one.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -210,6 +211,17 @@ impl Job {
             ),
             ..Job::default()
         }
+    }
+
+    /// The abort string of the last `MPIR_DEBUG_ABORTING` event of `events` that has one:
+    /// the top-level `abort_string` of a traced run, whose acquisition was read at the
+    /// spawned event, before the job aborted.
+    pub fn last_abort_string(events: &[Event]) -> Option<String> {
+        events
+            .iter()
+            .rev()
+            .find(|e| e.state == "MPIR_DEBUG_ABORTING" && e.abort_string.is_some())
+            .and_then(|e| e.abort_string.clone())
     }
 
     /// The job of `model` without an acquisition.

@@ -17,13 +17,27 @@
 //! mqd-types reads them itself from the ob1 PML's structures (types from its ob1 type donor)
 //! and the dump says so: `read by mqd-types from ob1's structures`.
 //!
+//! Before anything of a process is shown, its PML is read ([`mqd_types::pml`]): Open MPI's
+//! DLL reads every request as ob1 lays it out, so under another PML (`cm`, `ucx`) its queues
+//! are garbage. Such a process is refused: nothing of its queues is printed, the reason (naming
+//! the PML) goes to standard error and the document keeps it as the process's `refused`. The
+//! monitoring PML, which stacks itself over another, is seen through (`monitoring over ob1` is
+//! shown). Ranks and tags are shown as the DLL gave them, special values by name
+//! (`MPI_ANY_SOURCE`, `MPI_PROC_NULL`, `MPI_ANY_TAG`; Open MPI's DLL zero-extends a C `int`,
+//! so the `--json` document has -1 as 4294967295); what the DLL does not give is shown as
+//! unknown (`?`, `null`, `no information from the DLL`).
+//!
 //! Each process is read into a [`model::ProcessDump`] (the `--json` document's entry), which
 //! [`text::render`] turns into text. What stopped the dump of a process goes to standard error
 //! ([`text::error`]), in both modes (the JSON document keeps it too, as the process's `error`).
+//! With a command, the job's standard output and error go to the tool's standard error (or the
+//! file `--job-output` names), so that standard output has the dump alone.
 //!
-//! Exit status: 0 when every process was dumped (and the command, if any, exited 0); 1 when a
-//! process could not be read, the command could not be run or failed; 2 on a usage error
-//! (including nothing to dump: no `--pid`, `--starter` or command).
+//! Exit status ([`EXIT_STATUS`]): 0 when every process was dumped (and the command, if any,
+//! exited 0); 3 when a process was refused (its PML's queues cannot be shown); else 1 when a
+//! process could not be read, the starter's table could not be read or was empty, or the
+//! command could not be run or failed; 2 on a usage error (including nothing to dump: no
+//! `--pid`, `--starter` or command).
 
 pub mod model;
 pub mod text;
@@ -35,10 +49,17 @@ use clap::{ArgGroup, Parser};
 use self::model::Dump;
 
 /// Exit statuses, as `--help` lists them.
-const EXIT_STATUS: &str = "Exit status: 0 when every process was dumped (and the command, if \
-                           any, exited 0); 1 when a process could not be read, or the command \
-                           could not be run or failed; 2 on a usage error (including nothing to \
-                           dump). Errors go to standard error.";
+pub const EXIT_STATUS: &str = "Exit status: 0 when every process was dumped (and the command, if \
+                           any, exited 0); 3 when a process was refused: its PML is not one \
+                           whose queues the DLL shows (Open MPI: ob1, also under monitoring), \
+                           or it could not be told; else 1 when a process could not be read, \
+                           the starter's process table could not be read or was empty, or the \
+                           command could not be run or failed; 2 on a usage error (including \
+                           nothing to dump). Errors go to standard error; the command's output \
+                           too (or to --job-output).";
+
+/// The exit status of a run where a process was refused.
+pub const REFUSED: u8 = 3;
 
 /// Print the communicators and message queues of live MPI processes.
 #[derive(Parser, Debug)]
@@ -68,6 +89,10 @@ pub struct Args {
     /// Print one JSON document (schema: examples/schemas/mqd-dump.schema.json).
     #[arg(long)]
     pub json: bool,
+    /// With a command: write its standard output and error to this file (default: the tool's
+    /// standard error).
+    #[arg(long, value_name = "FILE")]
+    pub job_output: Option<PathBuf>,
     /// A command to launch (an MPI starter), dumped after `--delay` seconds.
     #[arg(last = true)]
     pub command: Vec<String>,
@@ -102,13 +127,14 @@ pub fn run(_: &Args) -> std::process::ExitCode {
 
 #[cfg(target_os = "linux")]
 mod live {
-    use std::process::{Command, ExitCode};
+    use std::process::{Command, ExitCode, Stdio};
     use std::time::Duration;
 
     use mqd_types::live::{
         LiveImage, LiveProcess, TypeSources, add_ob1_unexpected, dll_candidates, find_dll,
+        open_mpi_pml,
     };
-    use mqd_types::{Dll, Image, OpClass};
+    use mqd_types::{Dll, Image, MqdError, OpClass};
 
     use super::Args;
     use super::model::{CommunicatorDump, DonorCheck, Dump, ProcessDump};
@@ -119,35 +145,58 @@ mod live {
         let mut child = None;
         let mut starter = args.starter;
         if let Some((program, rest)) = args.command.split_first() {
-            match Command::new(program).args(rest).spawn() {
+            let streams = crate::mpir::job_output(args.job_output.as_deref());
+            let spawned = streams.and_then(|(out, err)| {
+                Command::new(program)
+                    .args(rest)
+                    .stdout(Stdio::from(out))
+                    .stderr(Stdio::from(err))
+                    .spawn()
+                    .map_err(|e| format!("cannot run {program}: {e}"))
+            });
+            match spawned {
                 Ok(c) => {
                     starter = Some(c.id() as i32);
                     child = Some(c);
                 }
                 Err(e) => {
-                    eprintln!("mqd-dump: cannot run {program}: {e}");
+                    eprintln!("mqd-dump: {e}");
                     return ExitCode::FAILURE;
                 }
             }
             std::thread::sleep(Duration::from_secs_f64(args.delay.max(0.0)));
         }
         let mut pids = args.pids.clone();
+        let mut ok = true;
         if let Some(s) = starter.filter(|_| pids.is_empty()) {
             match mpir_types::os::attach(s) {
+                Ok(acq) if acq.procs.is_empty() => {
+                    eprintln!(
+                        "mqd-dump: the process table of starter {s} is empty (MPIR_debug_state \
+                         {}): it has not spawned its job yet",
+                        crate::mpir::model::state_name(acq.debug_state)
+                    );
+                    ok = false;
+                }
                 Ok(acq) => pids.extend(acq.ranks().map(|(_, d)| d.pid as i32)),
-                Err(e) => eprintln!("mqd-dump: reading the starter {s}'s process table: {e}"),
+                Err(e) => {
+                    eprintln!("mqd-dump: cannot read the process table of starter {s}: {e}");
+                    ok = false;
+                }
             }
         }
-        let mut ok = !pids.is_empty();
-        if pids.is_empty() {
+        if pids.is_empty() && ok {
             eprintln!("mqd-dump: no process to dump (give --pid, --starter or a command)");
+            ok = false;
         }
+        let mut refused = false;
         let mut dump = Dump {
             processes: Vec::new(),
         };
         for &pid in &pids {
             let p = process(pid, starter, args);
-            ok &= p.error.is_none();
+            ok &= p.error.is_none() && p.refused.is_none();
+            refused |= p.refused.is_some();
             if let Some(e) = super::text::error(&p) {
                 eprint!("{e}");
             }
@@ -173,10 +222,10 @@ mod live {
                 }
             }
         }
-        if ok {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
+        match (refused, ok) {
+            (true, _) => ExitCode::from(super::REFUSED),
+            (false, true) => ExitCode::SUCCESS,
+            (false, false) => ExitCode::FAILURE,
         }
     }
 
@@ -187,10 +236,52 @@ mod live {
             rank: mqd_types::live::rank_from_environment(pid),
             ..ProcessDump::default()
         };
-        if let Err(e) = read_into(pid, starter, args, &mut p) {
+        let read = check_pml(pid, &mut p).and_then(|refused| match refused {
+            Some(why) => {
+                p.refused = Some(why);
+                Ok(())
+            }
+            None => read_into(pid, starter, args, &mut p),
+        });
+        if let Err(e) = read {
             p.error = Some(e.to_string());
         }
         p
+    }
+
+    /// Whether the DLL can show the queues of `pid` truly: `Ok(None)` for an Open MPI process
+    /// whose PML is ob1 (possibly under monitoring) or a process of another MPI (no PML to
+    /// check), the reason for a refusal otherwise; an error if the process cannot be read.
+    /// Records the PML in `p`.
+    fn check_pml(pid: i32, p: &mut ProcessDump) -> Result<Option<String>, MqdError> {
+        match open_mpi_pml(pid) {
+            Ok(None) => Ok(None),
+            Ok(Some(stack)) => {
+                p.pml = Some(stack.components.clone());
+                if stack.queues_shown_by_open_mpi_dll() {
+                    return Ok(None);
+                }
+                Ok(Some(format!(
+                    "the process runs Open MPI's PML \"{}\"{}: Open MPI's message queue DLL \
+                     shows only ob1's queues (it would read {}'s requests as ob1's and show \
+                     garbage); run the job with --mca pml ob1 to see its queues",
+                    stack.effective(),
+                    if stack.components.len() > 1 {
+                        format!(
+                            " (under {})",
+                            stack.components[..stack.components.len() - 1].join(" over ")
+                        )
+                    } else {
+                        String::new()
+                    },
+                    stack.effective()
+                )))
+            }
+            Err(e @ MqdError::Target(_)) => Err(e),
+            Err(e) => Ok(Some(format!(
+                "cannot tell which PML the process runs, so whether the DLL's queues are true: {e}"
+            ))),
+        }
     }
 
     fn read_into(

@@ -34,8 +34,16 @@ pub struct ProcessDump {
     pub error: Option<String>,
     /// The process.
     pub pid: i32,
+    /// Its PML (Open MPI), outermost first: `["ob1"]`, `["monitoring", "ob1"]`; absent for
+    /// another MPI, or if it could not be read (then `refused` says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pml: Option<Vec<String>>,
     /// Its rank, from its environment.
     pub rank: Option<i32>,
+    /// Why nothing of it is shown: the DLL cannot show its queues truly (its PML is not one the
+    /// DLL reads, or which it is could not be told).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
     /// The objects whose debug info gave types.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_debug_info: Option<Vec<String>>,
@@ -144,11 +152,12 @@ pub struct Operation {
     pub actual_tag: TWord,
     /// Where the data is.
     pub buffer: TAddr,
-    /// The peer's rank in `MPI_COMM_WORLD`, -1 for any.
+    /// The peer's rank in `MPI_COMM_WORLD` (`MPI_ANY_SOURCE` for any), as the DLL gave it (Open
+    /// MPI's DLL zero-extends a C `int`: -1 arrives as 4294967295).
     pub desired_global_rank: TWord,
     /// The buffer's length.
     pub desired_length: TWord,
-    /// The peer's rank in the communicator, -1 for any.
+    /// The peer's rank in the communicator (`MPI_ANY_SOURCE` for any), as the DLL gave it.
     pub desired_local_rank: TWord,
     /// The tag (meaningful unless `tag_wild`).
     pub desired_tag: TWord,

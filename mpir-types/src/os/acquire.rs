@@ -208,11 +208,30 @@ pub fn attach(pid: i32) -> Result<Acquisition, ToolError> {
 ///
 /// A starter that has not spawned its job yet gives an empty table; one
 /// whose memory is garbage gives [`ToolError::Decode`] (hard limits, no
-/// unbounded read or allocation); a process lacking the required symbols
-/// gives [`ToolError::NotAStarter`].
+/// unbounded read or allocation). What cannot be acquired is an error of its
+/// own: a process that does not exist, [`ToolError::NoSuchProcess`]; a zombie,
+/// [`ToolError::Zombie`]; a launcher known not to implement MPIR (MPICH's
+/// Hydra, PRRTE), [`ToolError::NoMpir`]; another process lacking the required
+/// symbols, [`ToolError::NotAStarter`]; an MPI process with an empty table
+/// (Open MPI's ranks load the starter's symbols too), [`ToolError::NotTheStarter`]
+/// naming the ancestor that is its starter, if one is.
 pub fn attach_with(pid: i32, opts: &AttachOptions) -> Result<Acquisition, ToolError> {
+    let acq = attach_any(pid, opts)?;
+    if acq.procs.is_empty() && acq.symbols.contains(Symbol::DebugGate) {
+        return Err(ToolError::NotTheStarter {
+            pid,
+            starter: super::diagnose::find_starter_of(pid),
+        });
+    }
+    Ok(acq)
+}
+
+/// [`attach_with`] without the check that an MPI process with an empty table is no starter.
+pub(crate) fn attach_any(pid: i32, opts: &AttachOptions) -> Result<Acquisition, ToolError> {
+    super::diagnose::check_alive(pid)?;
     let table = SymbolTable::mpir_of_process(pid)?;
-    let syms = StarterSymbols::find(&table)?;
+    let syms = StarterSymbols::find(&table)
+        .map_err(|e| super::diagnose::refine_not_a_starter(&table, e))?;
     let layout = target_layout(pid)?;
     let mem = ProcessMemory::new(pid);
     read_acquisition(pid, &mem, layout, &syms, opts)

@@ -9,6 +9,7 @@
 //! | [`ProcessMemory`] | [`MemoryReader`](crate::MemoryReader) over `process_vm_readv`, falling back to `/proc/PID/mem`; writes |
 //! | [`target_layout`], [`layout_from_elf_ident`] | the target's [`TargetLayout`](crate::TargetLayout) from its executable's ELF header |
 //! | [`attach()`] | the attach model: read the table of a running starter without stopping it |
+//! | [`known_launcher`], [`KnownLauncher`], [`find_starter_of`], [`process_state`], [`parent_pid`] | why a process cannot be acquired: launchers known not to implement MPIR (MPICH's Hydra, PRRTE; refused at once in both models), zombies, the starter an MPI process belongs to |
 //! | [`launch()`], [`launch_with`], [`trace_to_exit`] | the launch model under `ptrace` (x86-64): start the starter, set `MPIR_being_debugged`, break at `MPIR_Breakpoint`, read each event, release and detach |
 //!
 //! This is the one module of the crate that uses `unsafe`: `fork`/`execve`
@@ -31,6 +32,7 @@ use crate::layout::LayoutError;
 use crate::proctable::DecodeError;
 
 mod acquire;
+mod diagnose;
 #[cfg(target_arch = "x86_64")]
 mod launch;
 mod maps;
@@ -38,6 +40,7 @@ mod mem;
 mod symbols;
 
 pub use acquire::{AcquiredSymbol, Acquisition, AttachOptions, attach, attach_with};
+pub use diagnose::{KnownLauncher, find_starter_of, known_launcher, parent_pid, process_state};
 #[cfg(target_arch = "x86_64")]
 pub use launch::{
     ArmPoint, GateOutcome, GatePolicy, GateRelease, LaunchOptions, LaunchTimings, Launched,
@@ -82,6 +85,39 @@ pub enum ToolError {
         pid: i32,
         /// The required definitions not found in any loaded object.
         missing: Vec<Symbol>,
+    },
+    /// The process is a launcher known not to implement MPIR: it defines
+    /// no MPIR symbol (MPICH's Hydra, PRRTE's `prterun`).
+    #[error(
+        "process {pid} is {}, which does not implement MPIR (it defines no MPIR symbol): {}",
+        .launcher.name(),
+        .launcher.advice()
+    )]
+    NoMpir {
+        /// The process.
+        pid: i32,
+        /// The launcher.
+        launcher: KnownLauncher,
+    },
+    /// The process is an MPI process (it defines `MPIR_debug_gate`) with an
+    /// empty table, not its job's starter (Open MPI's MPI processes load the
+    /// starter's symbols too).
+    #[error("process {pid} is an MPI process, not its job's starter: {}", match .starter {
+        Some(s) => format!("its starter is process {s}"),
+        None => "no ancestor of it is an MPIR starter listing it".to_owned(),
+    })]
+    NotTheStarter {
+        /// The process.
+        pid: i32,
+        /// The ancestor that is its starter, if one is.
+        starter: Option<i32>,
+    },
+    /// The process is a zombie: it has exited and its parent has not
+    /// reaped it; its memory and its job are gone.
+    #[error("process {pid} is a zombie (it has exited; its parent has not reaped it)")]
+    Zombie {
+        /// The process.
+        pid: i32,
     },
     /// Decoding the starter's memory failed (garbage, a wild pointer, a
     /// huge size, the process went away).

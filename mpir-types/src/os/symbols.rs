@@ -195,7 +195,7 @@ fn read_object(pid: i32, m: &Mapping, path: &Path) -> Result<Option<Vec<u8>>, St
 }
 
 /// The path `/proc/PID/exe` points to, without a `" (deleted)"` suffix.
-fn exe_path(pid: i32) -> Option<PathBuf> {
+pub(crate) fn exe_path(pid: i32) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let p = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
     Some(match p.as_os_str().as_bytes().strip_suffix(b" (deleted)") {

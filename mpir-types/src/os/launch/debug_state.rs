@@ -10,6 +10,10 @@ impl<'h> Engine<'h> {
             Goal::Exit => "the starter to end",
         };
         loop {
+            let what = match self.phase {
+                Phase::Armed => what,
+                _ => "the starter to load the MPIR symbols (it may not implement MPIR)",
+            };
             let (tid, ws) = self.wait_any(what)?;
             match ws {
                 WaitStatus::Exited(..) | WaitStatus::Signaled(..) => {
@@ -69,6 +73,15 @@ impl<'h> Engine<'h> {
                 self.remove_breakpoint(tid, addr)?;
                 self.rewind(tid, addr)?;
                 if !self.try_arm(tid, ArmPoint::Entry)? {
+                    // A launcher known not to implement MPIR, with no MPIR symbol at all:
+                    // say so now rather than wait for a library that never comes.
+                    let mpir = SymbolTable::build(self.pid(), &mpir_filter, Some(&mut self.cache))?;
+                    if let Err(e) = StarterSymbols::find(&mpir) {
+                        let e = crate::os::diagnose::refine_not_a_starter(&mpir, e);
+                        if matches!(e, ToolError::NoMpir { .. }) {
+                            return Err(e);
+                        }
+                    }
                     let table =
                         SymbolTable::of_process_matching(self.pid(), |n| n == "_dl_debug_state")?;
                     let Some(dl) = table.lookup("_dl_debug_state").map(|s| s.addr) else {
