@@ -3,7 +3,7 @@
 //!
 //! Categories are nested by subcategory; each shows its control variables (with their current
 //! value, scope, binding, datatype, verbosity and the environment variable that sets them,
-//! see [`env`]) and performance variables (with class, attributes and a current value).
+//! see [`mod@env`]) and performance variables (with class, attributes and a current value).
 //! Variables in no category come last, then the enumerations the listed variables use, then
 //! the holes (indices below a count whose query failed), each with its error. Nothing the
 //! implementation returns makes it panic: a failed query or read is printed as text.
@@ -85,7 +85,7 @@ const EXIT_STATUS: &str = "Exit status: 0 when the listing (or the diff) was pri
 ///
 /// Each cvar shows the environment variable that sets it where the implementation has a
 /// convention (MPICH and Intel MPI: its own name, MPIR_CVAR_* or I_MPI_*; Open MPI:
-/// OMPI_MCA_<name>); variables bound to a communicator are read for MPI_COMM_WORLD.
+/// `OMPI_MCA_<name>`); variables bound to a communicator are read for MPI_COMM_WORLD.
 #[derive(Parser, Debug)]
 #[command(name = "mpit-list", version, after_help = EXIT_STATUS)]
 pub struct Args {
