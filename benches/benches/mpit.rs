@@ -1,15 +1,19 @@
 //! The safe API against the raw C call, measured side by side in one run (criterion), with the
 //! ratio safe / raw printed at the end for each operation:
 //! pvar read, pvar read_reset, pvar start/stop, cvar read, and the info query of every cvar,
-//! pvar and category (against a C loop with fixed name and description buffers).
+//! pvar and category (against a C loop with fixed name and description buffers), as owned
+//! listings (`*_info_all`) and as visits of borrowed records (`*_visit_all`).
 //!
-//! Run: `scripts/with-mpi openmpi cargo bench -p mpit-benches` (any implementation; operations
+//! Run: `scripts/with-mpi openmpi cargo bench -p mpit-benches` (any implementation; a filter
+//! after `--` selects criterion's groups, e.g. `-- _all` the info groups, while the alternating
+//! rounds of every group always run; operations
 //! an implementation cannot do, e.g. pvars on MPICH builds without any, are skipped and said).
 //! On the four implementations here every readable pvar is continuous and none is atomic, so
 //! start/stop and read_reset are skipped everywhere: MPI refuses both for such variables.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::hint::black_box;
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use criterion::Criterion;
@@ -451,9 +455,19 @@ fn c_category_infos(n: c_int) {
     );
 }
 
+/// What a visitor does with each record: looks at it (the C loops black-box what they read).
+#[inline(always)]
+fn look<T>(record: &T) -> ControlFlow<()> {
+    black_box(record);
+    ControlFlow::Continue(())
+}
+
 /// The info query of every cvar, pvar and category: the C loop with fixed buffers against the
 /// listings `Mpit::cvars`, `pvars` and `categories` (owned records, enumerations resolved once
-/// per listing, a cut string fetched whole); and, in alternating rounds only, against
+/// per listing, a cut string fetched whole), and against the visits `Mpit::visit_cvars`,
+/// `visit_pvars` and `visit_categories` (records borrowed from reused buffers, enumerations
+/// not resolved, members of categories fetched as C does, `*_visit_all`); and, in alternating
+/// rounds only, against
 /// `Mpit::cvar_info` per index (which checks the index against the count and resolves the
 /// enumeration afresh, `cvar_info_each`), and a C loop that also copies the strings out as a
 /// listing that owns them must (`cvar_info_owned`: the allocations, the floor of owned
@@ -472,6 +486,14 @@ fn info(
         "cvar_info_all",
         || c_cvar_infos(cvars, None),
         || consume(mpit.cvars()),
+    );
+    info_group(
+        c,
+        pairs,
+        rounds,
+        "cvar_visit_all",
+        || c_cvar_infos(cvars, None),
+        || consume(mpit.visit_cvars(|v| look(v))),
     );
     rounds.push((
         "cvar_info_owned".into(),
@@ -505,7 +527,7 @@ fn info(
     ));
     let pvars = mpit.pvar_count().unwrap() as c_int;
     if pvars == 0 {
-        eprintln!("no pvars here: pvar_info_all skipped");
+        eprintln!("no pvars here: pvar_info_all and pvar_visit_all skipped");
     } else {
         info_group(
             c,
@@ -514,6 +536,14 @@ fn info(
             "pvar_info_all",
             || c_pvar_infos(pvars),
             || consume(mpit.pvars()),
+        );
+        info_group(
+            c,
+            pairs,
+            rounds,
+            "pvar_visit_all",
+            || c_pvar_infos(pvars),
+            || consume(mpit.visit_pvars(|v| look(v))),
         );
     }
     let categories = mpit.category_count().unwrap() as c_int;
@@ -524,6 +554,14 @@ fn info(
         "category_info_all",
         || c_category_infos(categories),
         || consume(mpit.categories()),
+    );
+    info_group(
+        c,
+        pairs,
+        rounds,
+        "category_visit_all",
+        || c_category_infos(categories),
+        || consume(mpit.visit_categories(|c| look(c))),
     );
 }
 

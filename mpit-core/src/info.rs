@@ -8,6 +8,7 @@
 //! conformance tests.
 
 use core::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::bind::Bind;
@@ -220,8 +221,10 @@ pub struct CvarInfo {
     pub verbosity: Verbosity,
     /// Datatype of each element.
     pub datatype: Datatype,
-    /// The enumeration describing the values, if any (`MPI_INT` only).
-    pub enumtype: Option<EnumInfo>,
+    /// The enumeration describing the values, if any (`MPI_INT` only): shared by the records
+    /// of one listing that have it (variables often share one; cloning a record does not copy
+    /// it).
+    pub enumtype: Option<Arc<EnumInfo>>,
     /// Description; empty if the implementation provides none.
     pub description: MpiString,
     /// Kind of object a handle must be bound to.
@@ -242,7 +245,7 @@ impl CvarInfo {
                 datatype: self.datatype,
             });
         }
-        check_enumtype(self.datatype, self.enumtype.as_ref(), &mut out);
+        check_enumtype(self.datatype, self.enumtype.as_deref(), &mut out);
         out
     }
 
@@ -264,6 +267,7 @@ impl CvarInfo {
     /// [`Error::InteriorNul`] for a string with a NUL.
     ///
     /// ```
+    /// use std::sync::Arc;
     /// use mpit_core::*;
     ///
     /// let mut info = CvarInfo {
@@ -271,13 +275,13 @@ impl CvarInfo {
     ///     name: MpiString::new("protocol").unwrap(),
     ///     verbosity: Verbosity::USER_BASIC,
     ///     datatype: Datatype::Int,
-    ///     enumtype: Some(EnumInfo {
+    ///     enumtype: Some(Arc::new(EnumInfo {
     ///         name: MpiString::new("protocols").unwrap(),
     ///         items: vec![
     ///             EnumItem { value: 0, name: MpiString::new("eager").unwrap() },
     ///             EnumItem { value: 1, name: MpiString::new("rendezvous").unwrap() },
     ///         ],
-    ///     }),
+    ///     })),
     ///     description: MpiString::default(),
     ///     bind: Bind::NoObject,
     ///     scope: Scope::Local,
@@ -366,8 +370,10 @@ pub struct PvarInfo {
     pub class: PvarClass,
     /// Datatype of each element.
     pub datatype: Datatype,
-    /// The enumeration describing the values, if any (`MPI_INT` only).
-    pub enumtype: Option<EnumInfo>,
+    /// The enumeration describing the values, if any (`MPI_INT` only): shared by the records
+    /// of one listing that have it (variables often share one; cloning a record does not copy
+    /// it).
+    pub enumtype: Option<Arc<EnumInfo>>,
     /// Description; empty if the implementation provides none.
     pub description: MpiString,
     /// Kind of object a handle must be bound to.
@@ -394,7 +400,7 @@ impl PvarInfo {
                 datatype: self.datatype,
             });
         }
-        check_enumtype(self.datatype, self.enumtype.as_ref(), &mut out);
+        check_enumtype(self.datatype, self.enumtype.as_deref(), &mut out);
         out
     }
 
@@ -506,8 +512,8 @@ pub struct EventTypeInfo {
     pub verbosity: Verbosity,
     /// Datatypes and displacements of the event data, in element order.
     pub elements: Vec<EventElement>,
-    /// An enumeration describing the elements, if any.
-    pub enumtype: Option<EnumInfo>,
+    /// An enumeration describing the elements, if any, shared as a variable's is.
+    pub enumtype: Option<Arc<EnumInfo>>,
     /// Description; empty if the implementation provides none.
     pub description: MpiString,
     /// Kind of object a registration must be bound to.

@@ -12,7 +12,7 @@
 //! | [`constants`] | §16.3 | one table per family of C constants: [`CConstant`], [`constants::FAMILIES`] |
 //! | [`verbosity`] | §16.3.1 | [`Verbosity`], [`Audience`], [`Detail`] |
 //! | [`bind`] | §16.3.2 | [`Bind`] |
-//! | [`string`] | §16.3.3 | [`fetch_string`], [`MpiString`] |
+//! | [`string`] | §16.3.3 | [`fetch_string`], [`MpiString`], [`MpiStr`] |
 //! | [`datatype`] | §16.3.5 | [`Datatype`], [`Value`], [`Scalar`] |
 //! | [`cvar`] | §16.3.6 | [`Scope`] |
 //! | [`pvar`] | §16.3.7, Caliper | [`PvarClass`], [`Tracker`] and the derived metrics |
@@ -93,6 +93,6 @@ pub use pvar::{
     DeltaTracker, DerivedMetric, MetricValue, Monotonicity, Number, Numeric, Observation,
     PvarClass, SampleStats, StartingValue, Tracker, Watermark, WatermarkTracker,
 };
-pub use string::{MAX_FETCH_ATTEMPTS, MAX_STRING_LEN, MpiString, fetch_string};
+pub use string::{MAX_FETCH_ATTEMPTS, MAX_STRING_LEN, MpiStr, MpiString, fetch_string};
 pub use thread::ThreadLevel;
 pub use verbosity::{Audience, Detail, Verbosity};

@@ -98,12 +98,7 @@ impl MpiString {
     /// assert_eq!(MpiString::from_filled(b"abcxx\0xx", 4), None);
     /// ```
     pub fn from_filled(buf: &[u8], reported: usize) -> Option<MpiString> {
-        if reported == 0 {
-            return Some(MpiString::default());
-        }
-        let with_nul = buf.get(..reported).filter(|_| reported < buf.len())?;
-        let (&nul, s) = with_nul.split_last()?;
-        (nul == 0 && !has_nul(s)).then(|| MpiString { bytes: s.to_vec() })
+        MpiStr::from_filled(buf, reported).map(MpiStr::to_mpi_string)
     }
 
     /// Finishes fetching a string (MPI-4.1 §16.3.3) whose first call already wrote into `buf`
@@ -162,6 +157,11 @@ impl MpiString {
         &self.bytes
     }
 
+    /// The string borrowed, as [`MpiStr`].
+    pub fn as_mpi_str(&self) -> MpiStr<'_> {
+        MpiStr { bytes: &self.bytes }
+    }
+
     /// The bytes, without the terminating NUL.
     pub fn into_bytes(self) -> Vec<u8> {
         self.bytes
@@ -180,12 +180,12 @@ impl MpiString {
 
     /// The string as `&str`, if it is valid UTF-8.
     pub fn to_str(&self) -> core::result::Result<&str, core::str::Utf8Error> {
-        core::str::from_utf8(&self.bytes)
+        self.as_mpi_str().to_str()
     }
 
     /// The string with invalid UTF-8 replaced by U+FFFD.
     pub fn to_string_lossy(&self) -> Cow<'_, str> {
-        String::from_utf8_lossy(&self.bytes)
+        self.as_mpi_str().to_string_lossy()
     }
 
     /// The bytes NUL-padded to `len`, as an `MPI_CHAR` variable of `len` elements holds them
@@ -277,11 +277,144 @@ impl PartialEq<MpiString> for &str {
 impl fmt::Display for MpiString {
     /// Lossy: invalid UTF-8 is shown as U+FFFD.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.to_string_lossy(), f)
+        fmt::Display::fmt(&self.as_mpi_str(), f)
     }
 }
 
 impl fmt::Debug for MpiString {
+    /// Lossless: a quoted string if valid UTF-8, else a byte string with
+    /// escapes.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.as_mpi_str(), f)
+    }
+}
+
+/// A string returned by MPI, borrowed: the bytes of an [`MpiString`], or of a buffer a call
+/// filled (MPI-4.1 §16.3.3), without NUL. What the visitors of `mpit-safe` hand out, so that
+/// looking at every variable's name copies nothing; [`MpiStr::to_mpi_string`] keeps one.
+///
+/// ```
+/// use mpit_core::{MpiStr, MpiString};
+///
+/// let mut buf = [0u8; 16];
+/// buf[..12].copy_from_slice(b"eager_limit\0");
+/// let s = MpiStr::from_filled(&buf, 12).unwrap();
+/// assert_eq!(s, "eager_limit");
+/// assert_eq!(s.len(), 11);
+/// let kept: MpiString = s.to_mpi_string();
+/// assert_eq!(kept.as_mpi_str(), s);
+/// assert!(MpiStr::new(b"a\0b").is_err());
+/// ```
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MpiStr<'a> {
+    // Invariant: no NUL byte.
+    bytes: &'a [u8],
+}
+
+impl<'a> MpiStr<'a> {
+    /// A string of bytes without NUL ([`Error::InteriorNul`] otherwise).
+    pub fn new(bytes: &'a [u8]) -> Result<MpiStr<'a>> {
+        match bytes.iter().position(|&b| b == 0) {
+            Some(position) => Err(Error::InteriorNul { position }),
+            None => Ok(MpiStr { bytes }),
+        }
+    }
+
+    /// [`MpiString::from_filled`], borrowing `buf`: the string a call wrote into `buf` and
+    /// whose length plus one it reported, if `buf` certainly holds all of it.
+    #[inline]
+    pub fn from_filled(buf: &'a [u8], reported: usize) -> Option<MpiStr<'a>> {
+        if reported == 0 {
+            return Some(MpiStr::default());
+        }
+        let with_nul = buf.get(..reported).filter(|_| reported < buf.len())?;
+        let (&nul, s) = with_nul.split_last()?;
+        (nul == 0 && !has_nul(s)).then_some(MpiStr { bytes: s })
+    }
+
+    /// The bytes, without the terminating NUL.
+    pub fn as_bytes(self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Length in bytes, without the NUL.
+    pub fn len(self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether the string is empty.
+    pub fn is_empty(self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The string as `&str`, if it is valid UTF-8.
+    pub fn to_str(self) -> core::result::Result<&'a str, core::str::Utf8Error> {
+        core::str::from_utf8(self.bytes)
+    }
+
+    /// The string with invalid UTF-8 replaced by U+FFFD.
+    pub fn to_string_lossy(self) -> Cow<'a, str> {
+        String::from_utf8_lossy(self.bytes)
+    }
+
+    /// An owned copy.
+    pub fn to_mpi_string(self) -> MpiString {
+        MpiString {
+            bytes: self.bytes.to_vec(),
+        }
+    }
+}
+
+impl From<MpiStr<'_>> for MpiString {
+    fn from(s: MpiStr<'_>) -> MpiString {
+        s.to_mpi_string()
+    }
+}
+
+impl<'a> From<&'a MpiString> for MpiStr<'a> {
+    fn from(s: &'a MpiString) -> MpiStr<'a> {
+        s.as_mpi_str()
+    }
+}
+
+impl AsRef<[u8]> for MpiStr<'_> {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes
+    }
+}
+
+impl PartialEq<str> for MpiStr<'_> {
+    fn eq(&self, other: &str) -> bool {
+        self.bytes == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for MpiStr<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        self.bytes == other.as_bytes()
+    }
+}
+
+impl PartialEq<MpiString> for MpiStr<'_> {
+    fn eq(&self, other: &MpiString) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl PartialEq<MpiStr<'_>> for MpiString {
+    fn eq(&self, other: &MpiStr<'_>) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl fmt::Display for MpiStr<'_> {
+    /// Lossy: invalid UTF-8 is shown as U+FFFD.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.to_string_lossy(), f)
+    }
+}
+
+impl fmt::Debug for MpiStr<'_> {
     /// Lossless: a quoted string if valid UTF-8, else a byte string with
     /// escapes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -350,14 +483,29 @@ where
 
 /// Whether `s` holds a NUL: in blocks without an early exit inside one, which the compiler
 /// turns into vector compares (every string of a listing is checked, most of them hundreds of
-/// bytes long).
+/// bytes long), the tail in one more block that overlaps the last (no call to `memchr` for a
+/// few bytes).
+#[inline]
 fn has_nul(s: &[u8]) -> bool {
-    let blocks = s.chunks_exact(32);
-    let rest = blocks.remainder();
-    blocks
-        .into_iter()
-        .any(|b| b.iter().fold(false, |found, &c| found | (c == 0)))
-        || rest.contains(&0)
+    /// Whether `b` holds a NUL, without an early exit.
+    #[inline(always)]
+    fn any_nul(b: &[u8]) -> bool {
+        b.iter().fold(false, |found, &c| found | (c == 0))
+    }
+    /// [`any_nul`] of `N` bytes, compared at once.
+    #[inline(always)]
+    fn block<const N: usize>(b: &[u8]) -> bool {
+        match <&[u8; N]>::try_from(b) {
+            Ok(b) => any_nul(b),
+            Err(_) => true,
+        }
+    }
+    let n = s.len();
+    match n {
+        0..16 => any_nul(s),
+        16..32 => block::<16>(&s[..16]) | block::<16>(&s[n - 16..]),
+        _ => s.chunks_exact(32).any(block::<32>) || block::<32>(&s[n - 32..]),
+    }
 }
 
 /// Where the string ends in `buf` (the index of its NUL) if `buf`, zero-filled before a call

@@ -93,7 +93,7 @@ proptest! {
             name: s("c"),
             verbosity: Verbosity::USER_BASIC,
             datatype: dt,
-            enumtype: Some(EnumInfo { name: s("e"), items: vec![EnumItem { value: 0, name: s("a") }] }),
+            enumtype: Some(std::sync::Arc::new(EnumInfo { name: s("e"), items: vec![EnumItem { value: 0, name: s("a") }] })),
             description: MpiString::default(),
             bind: Bind::NoObject,
             scope: Scope::Readonly,

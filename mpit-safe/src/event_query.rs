@@ -47,14 +47,10 @@ impl<L: Level> Mpit<L> {
 
     /// Two `MPI_T_event_get_info` calls in the common case: strings and the number of
     /// elements, then the elements.
-    fn event_info_in<'m>(
-        &'m self,
-        i: Index<Event>,
-        scratch: &mut Scratch<'m>,
-    ) -> Result<EventTypeInfo> {
+    fn event_info_in(&self, i: Index<Event>, scratch: &mut Scratch) -> Result<EventTypeInfo> {
         let init = &self.init;
         let (r, name, description) =
-            scratch.described(|n, d| ffi::event_get_info(init, i, n, d))?;
+            scratch.described_owned(|n, d| ffi::event_get_info(init, i, n, d))?;
         let elements = ffi::event_get_elements(init, i, r.num)?;
         Ok(EventTypeInfo {
             index: i.get(),
@@ -105,7 +101,7 @@ impl<L: Level> Mpit<L> {
     /// One `MPI_T_source_get_info` call in the common case.
     fn source_info_in(&self, i: Index<Source>, scratch: &mut Scratch) -> Result<SourceInfo> {
         let (r, name, description) =
-            scratch.described(|n, d| ffi::source_get_info(&self.init, i, n, d))?;
+            scratch.described_owned(|n, d| ffi::source_get_info(&self.init, i, n, d))?;
         let ordering = SourceOrder::from_raw(r.ordering as std::ffi::c_int)?;
         Ok(SourceInfo {
             index: i.get(),

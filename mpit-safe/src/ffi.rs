@@ -319,6 +319,20 @@ pub(crate) struct RawEnum<'m> {
     _init: PhantomData<&'m ()>,
 }
 
+impl RawEnum<'_> {
+    /// The handle's identity, to find an enumeration resolved before (it names no enumeration
+    /// by itself: nothing makes a handle out of it).
+    #[inline]
+    pub(crate) fn key(self) -> EnumKey {
+        EnumKey(self.raw)
+    }
+}
+
+/// The identity of an enumeration handle ([`RawEnum::key`]), without its lifetime: a key of a
+/// cache of resolved enumerations that lives no longer than one listing or visit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct EnumKey(sys::MPI_T_enum);
+
 /// The enumeration behind a handle MPI_T returned, `None` for `MPI_T_ENUM_NULL`.
 fn enum_handle<'m>(raw: sys::MPI_T_enum) -> Option<RawEnum<'m>> {
     (raw != sys::MPI_T_ENUM_NULL).then_some(RawEnum {

@@ -11,7 +11,11 @@
 //! * Enumeration: [`Mpit::cvars`], [`Mpit::pvars`], [`Mpit::categories`] list everything with
 //!   holes reported per index ([`Listing`]); [`Mpit::cvar_index`], [`Mpit::pvar_index`],
 //!   [`Mpit::category_index`] look a name up once; a [`Catalog`] caches a listing and
-//!   [`Mpit::refresh`] adds what appeared since (e.g. after `MPI_Init`).
+//!   [`Mpit::refresh`] adds what appeared since (e.g. after `MPI_Init`). [`Mpit::visit_cvars`],
+//!   [`Mpit::visit_pvars`], [`Mpit::visit_categories`] show every record borrowed
+//!   ([`CvarInfoRef`], [`PvarInfoRef`], [`CategoryInfoRef`]: one MPI call each, no allocation
+//!   per record, enumerations resolved on demand) until the visitor breaks, for tools that look
+//!   at everything and keep little.
 //! * Control variables: [`CvarHandle`] reads and writes `T: Scalar` checked against the
 //!   variable's datatype, slices for counts above one, strings for `MPI_CHAR`, [`Value`]s
 //!   through [`DynCvarHandle`]; bound to an [`MpiObject`] (rsmpi's objects, [`NoObject`],
@@ -112,7 +116,7 @@ pub use features::{Features, features, launcher};
 pub use info_object::Info;
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
-pub use query::{Catalog, Listing, Refresh};
+pub use query::{Catalog, CategoryInfoRef, CvarInfoRef, Listing, PvarInfoRef, Refresh, Visited};
 pub use quirks::implementation;
 pub use raw::RawConstant;
 pub use registration::{

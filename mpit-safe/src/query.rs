@@ -3,16 +3,20 @@
 
 #![forbid(unsafe_code)]
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_int};
+use std::fmt;
+use std::ops::{ControlFlow, Range};
+use std::sync::Arc;
 
 use mpit_core::{
-    Bind, CategoryInfo, CvarInfo, Datatype, EnumInfo, EnumItem, Error, ErrorClass, MpiString,
-    PvarClass, PvarInfo, Result, Scope, Verbosity,
+    Bind, CategoryInfo, CvarInfo, Datatype, EnumInfo, EnumItem, Error, ErrorClass, MpiStr,
+    MpiString, PvarClass, PvarInfo, Result, Scope, Verbosity,
 };
 use mpit_sys as sys;
 
-use crate::ffi::{self, Category, Cvar, Index, Kind, Pvar, RawEnum, TInit};
+use crate::ffi::{self, Category, Cvar, EnumKey, Index, Kind, Pvar, RawEnum, TInit};
 use crate::init::{Mpit, level::Level};
 use crate::raw::{RawConstant, non_negative};
 
@@ -73,9 +77,15 @@ pub(crate) fn index_arg<K: Kind, L: Level>(init: &TInit<L>, index: usize) -> Res
 /// Bytes of the buffer on the stack that the first call of a query writes a name into (names
 /// of variables, categories, enumerations and items: at most 54 bytes on the MPIs here).
 const NAME_BUF: usize = 256;
-/// Bytes of the buffer on the stack for a description: all but one fit on the MPIs here (the
-/// longest: 1269 bytes, MPICH 4.0.2; 735, Open MPI 5.0; 500, Open MPI 4.1).
-const DESC_BUF: usize = 1024;
+/// Bytes of the buffer on the stack for a description: all fit on the MPIs here (the longest:
+/// 1269 bytes, MPICH 4.0.2; 735, Open MPI 5.0; 500, Open MPI 4.1). A cut one costs more than
+/// the larger buffer: MPICH and Open MPI hide the cut, so it takes a length query and a fetch,
+/// each going over the whole string again.
+const DESC_BUF: usize = 2048;
+
+/// Members of a category the buffers of a listing or visit hold before they grow: a guess at a
+/// large category, so that a listing allocates them once or twice, not once per doubling.
+const MEMBERS: usize = 256;
 
 /// What an `MPI_T_*_get_info` call returned, with the lengths it reported for the name and
 /// the description (MPI-4.1 §16.3.3).
@@ -102,103 +112,217 @@ described!(
     ffi::SourceQuery
 );
 
-/// What the queries of one listing share: the first buffers, filled anew by each call and never
-/// cleared ([`MpiString::from_filled`] reads only what the reported length covers), and the
-/// enumerations resolved so far.
-pub(crate) struct Scratch<'m> {
-    name: [u8; NAME_BUF],
-    desc: [u8; DESC_BUF],
-    /// By handle: variables that share an enumeration (Open MPI 5: 160 control variables, 41
-    /// enumerations) resolve it once. `None` for a single query, which resolves it afresh.
-    /// Kept for one listing only, never in the [`Mpit`]: Open MPI frees the enumerations of
-    /// the components `MPI_Init` closes, so a handle seen before `MPI_Init` may name another
-    /// enumeration after it.
-    enums: Option<HashMap<RawEnum<'m>, EnumInfo>>,
-    /// The members of a category as C writes them, before they become indices.
-    members: Vec<c_int>,
+/// What a listing or a visit has resolved so far, so that it resolves it once: the enumerations
+/// by handle (variables that share one, Open MPI 5: 160 control variables, 41 enumerations,
+/// resolve it once), and the datatype handles (a handful among hundreds of variables; the
+/// table of every basic datatype is searched once for each). Kept for one listing or visit
+/// only, never in the [`Mpit`]: Open MPI frees the enumerations of the components `MPI_Init`
+/// closes, so a handle seen before `MPI_Init` may name another enumeration after it. A single
+/// query resolves its enumeration afresh.
+pub(crate) struct Resolved {
+    /// `None` for a single query.
+    enums: Option<RefCell<HashMap<EnumKey, Arc<EnumInfo>>>>,
+    /// The first datatype handles seen and their datatypes, in the order seen (no allocation:
+    /// a variable of yet another datatype is decoded afresh).
+    datatypes: [Cell<Option<(sys::MPI_Datatype, Datatype)>>; 8],
 }
 
-impl<'m> Scratch<'m> {
-    /// For one listing: enumerations cached.
+impl Resolved {
+    /// The enumeration behind a handle MPI_T returned (`None` for none), resolved once per
+    /// listing or visit: `MPI_T_enum_get_info` and `MPI_T_enum_get_item` of every item, one call each
+    /// where the names fit.
+    pub(crate) fn resolve(&self, e: Option<RawEnum<'_>>) -> Result<Option<Arc<EnumInfo>>> {
+        let Some(e) = e else { return Ok(None) };
+        let Some(memo) = &self.enums else {
+            return enum_info(e).map(|info| Some(Arc::new(info)));
+        };
+        if let Some(info) = memo.borrow().get(&e.key()) {
+            return Ok(Some(Arc::clone(info)));
+        }
+        let info = Arc::new(enum_info(e)?);
+        memo.borrow_mut().insert(e.key(), Arc::clone(&info));
+        Ok(Some(info))
+    }
+
+    /// The datatype of a handle MPI_T returned ([`RawConstant::from_raw`]), decoded once per
+    /// listing or visit.
+    #[inline]
+    fn datatype(&self, raw: sys::MPI_Datatype) -> Result<Datatype> {
+        for slot in &self.datatypes {
+            match slot.get() {
+                Some((h, dt)) if h == raw => return Ok(dt),
+                Some(_) => {}
+                None => {
+                    let dt = Datatype::from_raw(raw)?;
+                    slot.set(Some((raw, dt)));
+                    return Ok(dt);
+                }
+            }
+        }
+        Datatype::from_raw(raw)
+    }
+}
+
+impl fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resolved").finish_non_exhaustive()
+    }
+}
+
+/// Where a string cut by its first buffer is kept once fetched whole, for the name and the
+/// description of the record being made.
+type Spill = (Option<MpiString>, Option<MpiString>);
+
+/// What the queries of one listing or visit share: the first buffers, filled anew by each call
+/// and never cleared ([`MpiStr::from_filled`] reads only what the reported length covers), the
+/// strings that did not fit them, the enumerations resolved so far, and the member lists of
+/// the category being made.
+pub(crate) struct Scratch {
+    name: [u8; NAME_BUF],
+    desc: [u8; DESC_BUF],
+    /// How much of `name` and `desc` the first call gets (all of them but in the tests of the
+    /// cut-string path).
+    first: (usize, usize),
+    spill: Spill,
+    resolved: Resolved,
+    /// The members of a category as C writes them, before they become indices.
+    members: Vec<c_int>,
+    /// The members of the category being made, as indices: event types, control variables,
+    /// performance variables, categories, one list after the other.
+    lists: Vec<usize>,
+}
+
+impl Scratch {
+    /// For one listing or visit: enumerations cached.
     pub(crate) fn listing() -> Self {
         Scratch {
             name: [0; NAME_BUF],
             desc: [0; DESC_BUF],
-            enums: Some(HashMap::new()),
+            first: (NAME_BUF, DESC_BUF),
+            spill: (None, None),
+            resolved: Resolved {
+                enums: Some(RefCell::default()),
+                datatypes: Default::default(),
+            },
             members: Vec::new(),
+            lists: Vec::new(),
+        }
+    }
+
+    /// For one listing or visit whose first calls get only `name` and `desc` bytes of the
+    /// buffers: the cut-string path for most strings.
+    #[cfg(test)]
+    fn with_first(name: usize, desc: usize) -> Self {
+        Scratch {
+            first: (name.min(NAME_BUF), desc.min(DESC_BUF)),
+            ..Scratch::listing()
         }
     }
 
     /// For a single query.
     pub(crate) fn single() -> Self {
         Scratch {
-            enums: None,
+            resolved: Resolved {
+                enums: None,
+                datatypes: Default::default(),
+            },
             ..Scratch::listing()
         }
     }
 
     /// One `MPI_T_*_get_info` call through `get(name, description)`, with the first buffers:
-    /// its result, the name and the description. A string cut by its buffer is fetched again
-    /// alone ([`MpiString::fetch_after`], MPI-4.1 §16.3.3): one call in the common case, one
-    /// more per string that did not fit (two where the reported length hides the cut).
+    /// its result, the name and the description, borrowed from the buffers where they fit. A
+    /// string cut by its buffer is fetched again alone ([`MpiString::fetch_after`], MPI-4.1
+    /// §16.3.3): one call in the common case, one more per string that did not fit (two where
+    /// the reported length hides the cut). Also gives what the listing has resolved, alongside.
+    #[inline(always)]
     pub(crate) fn described<Q: Described>(
         &mut self,
         get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
-    ) -> Result<(Q, MpiString, MpiString)> {
-        described_in(&mut self.name, &mut self.desc, get)
+    ) -> Result<(Q, MpiStr<'_>, MpiStr<'_>, &Resolved)> {
+        let (n, d) = self.first;
+        let (q, name, description) = described_in(
+            &mut self.name[..n],
+            &mut self.desc[..d],
+            &mut self.spill,
+            get,
+        )?;
+        Ok((q, name, description, &self.resolved))
     }
 
-    /// `len` members of a category, through one of the `MPI_T_category_get_*` entries (not
-    /// called for none), as indices: one allocation, the result's.
-    fn members(
+    /// [`Scratch::described`] with owned strings.
+    pub(crate) fn described_owned<Q: Described>(
         &mut self,
-        len: usize,
-        get: impl FnOnce(&mut [c_int]) -> Result<()>,
-    ) -> Result<Vec<usize>> {
-        if len == 0 {
-            return Ok(Vec::new());
-        }
-        self.members.clear();
-        self.members.resize(len, -1);
-        get(&mut self.members)?;
-        let mut out = Vec::with_capacity(len);
-        for &m in &self.members {
-            out.push(non_negative(m)?);
-        }
-        Ok(out)
+        get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
+    ) -> Result<(Q, MpiString, MpiString)> {
+        let (q, name, description, _) = self.described(get)?;
+        Ok((q, name.to_mpi_string(), description.to_mpi_string()))
     }
 
     /// The enumeration behind a handle MPI_T returned (`None` for none), resolved once per
     /// listing.
-    pub(crate) fn enum_of(&mut self, e: Option<RawEnum<'m>>) -> Result<Option<EnumInfo>> {
-        let Some(e) = e else { return Ok(None) };
-        let Some(cache) = &mut self.enums else {
-            return enum_info(e).map(Some);
-        };
-        if let Some(info) = cache.get(&e) {
-            return Ok(Some(info.clone()));
-        }
-        let info = enum_info(e)?;
-        cache.insert(e, info.clone());
-        Ok(Some(info))
+    pub(crate) fn enum_of(&self, e: Option<RawEnum<'_>>) -> Result<Option<Arc<EnumInfo>>> {
+        self.resolved.resolve(e)
     }
 }
 
-/// [`Scratch::described`] with first buffers `name` and `desc`.
-fn described_in<Q: Described>(
-    name: &mut [u8],
-    desc: &mut [u8],
+/// `len` members of a category, through one of the `MPI_T_category_get_*` entries (not called
+/// for none), appended to `out` as indices: where they are in `out`. `raw` and `out` are
+/// reused, so nothing is allocated once they are large enough.
+fn members_into(
+    raw: &mut Vec<c_int>,
+    out: &mut Vec<usize>,
+    len: usize,
+    get: impl FnOnce(&mut [c_int]) -> Result<()>,
+) -> Result<Range<usize>> {
+    let start = out.len();
+    if len > 0 {
+        raw.clear();
+        raw.resize(len, -1);
+        get(raw)?;
+        // Any negative: the sign bit of all of them or-ed (no early exit, so vector code).
+        if raw.iter().fold(0, |any, &m| any | m) < 0 {
+            return Err(Error::LengthOverflow);
+        }
+        out.extend(raw.iter().map(|&m| m as usize));
+    }
+    Ok(start..out.len())
+}
+
+/// [`Scratch::described`] with first buffers `name` and `desc`, a cut string kept in `spill`.
+#[inline(always)]
+fn described_in<'s, Q: Described>(
+    name: &'s mut [u8],
+    desc: &'s mut [u8],
+    spill: &'s mut Spill,
     mut get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
-) -> Result<(Q, MpiString, MpiString)> {
+) -> Result<(Q, MpiStr<'s>, MpiStr<'s>)> {
     let q = get(Some(&mut *name), Some(&mut *desc))?;
     let (name_len, desc_len) = q.lens();
-    let name = MpiString::fetch_after(name, non_negative(name_len)?, |buf| {
+    let (name_spill, desc_spill) = spill;
+    let name = filled(name, non_negative(name_len)?, name_spill, |buf| {
         non_negative(get(buf, None)?.lens().0)
     })?;
-    let description = MpiString::fetch_after(desc, non_negative(desc_len)?, |buf| {
+    let description = filled(desc, non_negative(desc_len)?, desc_spill, |buf| {
         non_negative(get(None, buf)?.lens().1)
     })?;
     Ok((q, name, description))
+}
+
+/// The string a first call wrote into `buf` (reporting `reported`), borrowed from `buf` where
+/// it fits, else fetched whole through `fetch` into `spill` ([`MpiString::fetch_after`]).
+fn filled<'s>(
+    buf: &'s [u8],
+    reported: usize,
+    spill: &'s mut Option<MpiString>,
+    fetch: impl FnMut(Option<&mut [u8]>) -> Result<usize>,
+) -> Result<MpiStr<'s>> {
+    match MpiStr::from_filled(buf, reported) {
+        Some(s) => Ok(s),
+        None => Ok(spill
+            .insert(MpiString::fetch_after(buf, reported, fetch)?)
+            .as_mpi_str()),
+    }
 }
 
 /// One call returning a value and a string through `get(buffer)` (`MPI_T_enum_get_info`,
@@ -221,6 +345,210 @@ fn enum_info(e: RawEnum<'_>) -> Result<EnumInfo> {
         items.push(EnumItem { value, name });
     }
     Ok(EnumInfo { name, items })
+}
+
+/// What a visit ([`Mpit::visit_cvars`], [`Mpit::visit_pvars`], [`Mpit::visit_categories`])
+/// that went through every index found besides what it showed: the count, and the indices
+/// whose query failed, as a [`Listing`] has them.
+#[derive(Debug, Clone, Default)]
+pub struct Visited {
+    /// The count the implementation reported when the visit began.
+    pub count: usize,
+    /// `(index, error)` for every index below the count whose query failed (not shown).
+    pub holes: Vec<(usize, Error)>,
+}
+
+/// Every index of `indices` through `step` until it breaks; an index whose query fails is a
+/// hole.
+fn visit<K: Kind, B>(
+    indices: impl ExactSizeIterator<Item = Index<K>>,
+    mut step: impl FnMut(Index<K>) -> Result<ControlFlow<B>>,
+) -> ControlFlow<B, Visited> {
+    let mut visited = Visited {
+        count: indices.len(),
+        holes: Vec::new(),
+    };
+    for i in indices {
+        match step(i) {
+            Ok(ControlFlow::Continue(())) => {}
+            Ok(ControlFlow::Break(b)) => return ControlFlow::Break(b),
+            Err(e) => visited.holes.push((i.get(), e)),
+        }
+    }
+    ControlFlow::Continue(visited)
+}
+
+/// What `MPI_T_cvar_get_info` says about a control variable, borrowed for the time of one call
+/// of the visitor of [`Mpit::visit_cvars`]: the fields of [`CvarInfo`], with the name and the
+/// description in the buffers of the visit and the enumeration resolved on demand
+/// ([`CvarInfoRef::enumtype`]).
+///
+/// MPI-4.1 §16.3.6, `MPI_T_cvar_get_info`.
+#[doc(alias = "MPI_T_cvar_get_info")]
+#[derive(Debug)]
+pub struct CvarInfoRef<'a> {
+    /// Index of the variable, in `0..MPI_T_cvar_get_num`.
+    pub index: usize,
+    /// Name, unique among control variables.
+    pub name: MpiStr<'a>,
+    /// Verbosity level.
+    pub verbosity: Verbosity,
+    /// Datatype of each element.
+    pub datatype: Datatype,
+    /// Description; empty if the implementation provides none.
+    pub description: MpiStr<'a>,
+    /// Kind of object a handle must be bound to.
+    pub bind: Bind,
+    /// When and how the variable may be written.
+    pub scope: Scope,
+    enumtype: Option<RawEnum<'a>>,
+    resolved: &'a Resolved,
+}
+
+/// What `MPI_T_pvar_get_info` says about a performance variable, borrowed for the time of one
+/// call of the visitor of [`Mpit::visit_pvars`]: the fields of [`PvarInfo`], as
+/// [`CvarInfoRef`] has those of [`CvarInfo`].
+///
+/// MPI-4.1 §16.3.7, `MPI_T_pvar_get_info`.
+#[doc(alias = "MPI_T_pvar_get_info")]
+#[derive(Debug)]
+pub struct PvarInfoRef<'a> {
+    /// Index of the variable, in `0..MPI_T_pvar_get_num`.
+    pub index: usize,
+    /// Name, unique among performance variables of the same class.
+    pub name: MpiStr<'a>,
+    /// Verbosity level.
+    pub verbosity: Verbosity,
+    /// Class: datatypes, starting value and monotonicity.
+    pub class: PvarClass,
+    /// Datatype of each element.
+    pub datatype: Datatype,
+    /// Description; empty if the implementation provides none.
+    pub description: MpiStr<'a>,
+    /// Kind of object a handle must be bound to.
+    pub bind: Bind,
+    /// Whether the variable can only be read (not written or reset).
+    pub readonly: bool,
+    /// Whether the variable is always active (cannot be started or stopped).
+    pub continuous: bool,
+    /// Whether the variable can be read and reset atomically (`MPI_T_pvar_readreset`).
+    pub atomic: bool,
+    enumtype: Option<RawEnum<'a>>,
+    resolved: &'a Resolved,
+}
+
+/// The enumeration methods of the borrowed variable records.
+macro_rules! lazy_enumtype {
+    ($($record:ident),*) => {$(
+        impl $record<'_> {
+            /// Whether the variable has an enumeration (MPI-4.1 §16.3.5): a check without a
+            /// call.
+            pub fn has_enumtype(&self) -> bool {
+                self.enumtype.is_some()
+            }
+
+            /// The enumeration describing the values, if any (`MPI_INT` only): resolved by
+            /// `MPI_T_enum_get_info` and `MPI_T_enum_get_item` of every item on the first
+            /// request in a visit, shared by every variable of the visit that has it after.
+            ///
+            /// MPI-4.1 §16.3.5, `MPI_T_enum_get_info`, `MPI_T_enum_get_item`.
+            #[doc(alias = "MPI_T_enum_get_info")]
+            #[doc(alias = "MPI_T_enum_get_item")]
+            pub fn enumtype(&self) -> Result<Option<Arc<EnumInfo>>> {
+                self.resolved.resolve(self.enumtype)
+            }
+        }
+    )*};
+}
+
+lazy_enumtype!(CvarInfoRef, PvarInfoRef);
+
+impl CvarInfoRef<'_> {
+    /// The owned record, its enumeration resolved ([`CvarInfoRef::enumtype`]'s errors).
+    pub fn to_owned(&self) -> Result<CvarInfo> {
+        Ok(CvarInfo {
+            index: self.index,
+            name: self.name.to_mpi_string(),
+            verbosity: self.verbosity,
+            datatype: self.datatype,
+            enumtype: self.enumtype()?,
+            description: self.description.to_mpi_string(),
+            bind: self.bind,
+            scope: self.scope,
+        })
+    }
+}
+
+impl PvarInfoRef<'_> {
+    /// The owned record, its enumeration resolved ([`PvarInfoRef::enumtype`]'s errors).
+    pub fn to_owned(&self) -> Result<PvarInfo> {
+        Ok(PvarInfo {
+            index: self.index,
+            name: self.name.to_mpi_string(),
+            verbosity: self.verbosity,
+            class: self.class,
+            datatype: self.datatype,
+            enumtype: self.enumtype()?,
+            description: self.description.to_mpi_string(),
+            bind: self.bind,
+            readonly: self.readonly,
+            continuous: self.continuous,
+            atomic: self.atomic,
+        })
+    }
+}
+
+/// What `MPI_T_category_get_info` and the member queries say about a category, borrowed for
+/// the time of one call of the visitor of [`Mpit::visit_categories`]: the fields of
+/// [`CategoryInfo`], strings and member lists in the buffers of the visit.
+///
+/// MPI-4.1 §16.3.9, `MPI_T_category_get_info`.
+#[doc(alias = "MPI_T_category_get_info")]
+#[derive(Debug, PartialEq, Eq)]
+pub struct CategoryInfoRef<'a> {
+    /// Index of the category, in `0..MPI_T_category_get_num`.
+    pub index: usize,
+    /// Name, unique among categories.
+    pub name: MpiStr<'a>,
+    /// Description; empty if the implementation provides none.
+    pub description: MpiStr<'a>,
+    /// Number of control variables, as declared.
+    pub num_cvars: usize,
+    /// Number of performance variables, as declared.
+    pub num_pvars: usize,
+    /// Number of sub-categories, as declared.
+    pub num_categories: usize,
+    /// Number of event types (`MPI_T_category_get_num_events`, MPI-4.0); `None` where the
+    /// implementation lacks the event interface.
+    pub num_events: Option<usize>,
+    /// Indices of the control variables (`MPI_T_category_get_cvars`).
+    pub cvars: &'a [usize],
+    /// Indices of the performance variables (`MPI_T_category_get_pvars`).
+    pub pvars: &'a [usize],
+    /// Indices of the sub-categories (`MPI_T_category_get_categories`).
+    pub categories: &'a [usize],
+    /// Indices of the event types (`MPI_T_category_get_events`); empty when `num_events` is
+    /// `None`.
+    pub events: &'a [usize],
+}
+
+impl CategoryInfoRef<'_> {
+    /// The owned record.
+    pub fn to_owned(&self) -> CategoryInfo {
+        CategoryInfo {
+            index: self.index,
+            name: self.name.to_mpi_string(),
+            description: self.description.to_mpi_string(),
+            num_cvars: self.num_cvars,
+            num_pvars: self.num_pvars,
+            num_categories: self.num_categories,
+            num_events: self.num_events,
+            cvars: self.cvars.to_vec(),
+            pvars: self.pvars.to_vec(),
+            categories: self.categories.to_vec(),
+            events: self.events.to_vec(),
+        }
+    }
 }
 
 /// A name as the NUL-terminated string `*_get_index` takes.
@@ -275,31 +603,98 @@ impl<L: Level> Mpit<L> {
 
     /// [`Mpit::cvar_info`] of a checked index, its enumeration resolved afresh.
     pub(crate) fn cvar_info_at(&self, i: Index<Cvar>) -> Result<CvarInfo> {
-        self.cvar_info_in(i, &mut Scratch::single())
+        self.with_cvar(i, &mut Scratch::single(), |r| r.to_owned())?
     }
 
-    /// One `MPI_T_cvar_get_info` call in the common case (see [`Scratch::described`]), plus
-    /// the enumeration's calls unless `scratch` has it.
-    fn cvar_info_in<'m>(&'m self, i: Index<Cvar>, scratch: &mut Scratch<'m>) -> Result<CvarInfo> {
-        let (r, name, description) =
+    /// One `MPI_T_cvar_get_info` call in the common case (see [`Scratch::described`]); the
+    /// enumeration is resolved when asked for.
+    fn with_cvar<R>(
+        &self,
+        i: Index<Cvar>,
+        scratch: &mut Scratch,
+        k: impl FnOnce(&CvarInfoRef<'_>) -> R,
+    ) -> Result<R> {
+        let (r, name, description, resolved) =
             scratch.described(|n, d| ffi::cvar_get_info(&self.init, i, n, d))?;
-        Ok(CvarInfo {
+        Ok(k(&CvarInfoRef {
             index: i.get(),
             name,
             verbosity: Verbosity::from_raw(r.verbosity)?,
-            datatype: Datatype::from_raw(r.datatype)?,
-            enumtype: scratch.enum_of(r.enumtype)?,
+            datatype: resolved.datatype(r.datatype)?,
             description,
             bind: Bind::from_raw(r.bind)?,
             scope: Scope::from_raw(r.scope)?,
-        })
+            enumtype: r.enumtype,
+            resolved,
+        }))
     }
 
     /// Every control variable, holes reported per index.
     pub fn cvars(&self) -> Result<Listing<CvarInfo>> {
         let mut scratch = Scratch::listing();
         Ok(Listing::of(Index::all(&self.init)?, |i| {
-            self.cvar_info_in(i, &mut scratch)
+            self.with_cvar(i, &mut scratch, |r| r.to_owned())?
+        }))
+    }
+
+    /// Calls `f` with what `MPI_T_cvar_get_info` says about every control variable, in index
+    /// order, until `f` breaks: the names and descriptions borrowed from buffers reused for
+    /// every variable, the enumeration resolved only when asked for
+    /// ([`CvarInfoRef::enumtype`]), so a variable costs one `MPI_T_cvar_get_info` call and
+    /// nothing is allocated (a string longer than the buffers, 256 bytes for a name and 2048
+    /// for a description, is fetched whole as [`Mpit::cvars`] does). For tools that look at
+    /// every variable and keep few ([`CvarInfoRef::to_owned`] keeps one); [`Mpit::cvars`]
+    /// keeps them all.
+    ///
+    /// Returns `Break` with what `f` broke with, or `Continue` with the count and the indices
+    /// whose query failed ([`Visited`]). Errors: that of `MPI_T_cvar_get_num`.
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_get_info`.
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use mpit_safe::{Datatype, Mpit, Verbosity};
+    ///
+    /// let mpit = Mpit::init()?;
+    /// // The names of the user-level integer variables, and nothing else kept.
+    /// let mut names = Vec::new();
+    /// let visited = mpit.visit_cvars(|v| {
+    ///     if v.verbosity <= Verbosity::USER_ALL && v.datatype == Datatype::Int {
+    ///         names.push(v.name.to_string());
+    ///     }
+    ///     ControlFlow::<()>::Continue(())
+    /// })?;
+    /// if let ControlFlow::Continue(visited) = visited {
+    ///     println!("{} of {} variables, {} holes", names.len(), visited.count, visited.holes.len());
+    /// }
+    /// // The first variable with an enumeration, kept whole: the search stops there.
+    /// let found = mpit.visit_cvars(|v| match v.has_enumtype() {
+    ///     true => ControlFlow::Break(v.to_owned()),
+    ///     false => ControlFlow::Continue(()),
+    /// })?;
+    /// if let ControlFlow::Break(info) = found {
+    ///     let info = info?;
+    ///     let e = info.enumtype.as_ref().unwrap();
+    ///     println!("{}: one of {} values of {}", info.name, e.items.len(), e.name);
+    /// }
+    /// # Ok::<(), mpit_safe::Error>(())
+    /// ```
+    #[doc(alias = "MPI_T_cvar_get_info")]
+    pub fn visit_cvars<B>(
+        &self,
+        f: impl FnMut(&CvarInfoRef<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B, Visited>> {
+        self.visit_cvars_in(&mut Scratch::listing(), f)
+    }
+
+    /// [`Mpit::visit_cvars`] with `scratch`.
+    fn visit_cvars_in<B>(
+        &self,
+        scratch: &mut Scratch,
+        mut f: impl FnMut(&CvarInfoRef<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B, Visited>> {
+        Ok(visit(Index::all(&self.init)?, |i| {
+            self.with_cvar(i, scratch, &mut f)
         }))
     }
 
@@ -313,33 +708,77 @@ impl<L: Level> Mpit<L> {
 
     /// [`Mpit::pvar_info`] of a checked index, its enumeration resolved afresh.
     pub(crate) fn pvar_info_at(&self, i: Index<Pvar>) -> Result<PvarInfo> {
-        self.pvar_info_in(i, &mut Scratch::single())
+        self.with_pvar(i, &mut Scratch::single(), |r| r.to_owned())?
     }
 
-    /// As [`Mpit::cvar_info_in`], for `MPI_T_pvar_get_info`.
-    fn pvar_info_in<'m>(&'m self, i: Index<Pvar>, scratch: &mut Scratch<'m>) -> Result<PvarInfo> {
-        let (r, name, description) =
+    /// As [`Mpit::with_cvar`], for `MPI_T_pvar_get_info`.
+    fn with_pvar<R>(
+        &self,
+        i: Index<Pvar>,
+        scratch: &mut Scratch,
+        k: impl FnOnce(&PvarInfoRef<'_>) -> R,
+    ) -> Result<R> {
+        let (r, name, description, resolved) =
             scratch.described(|n, d| ffi::pvar_get_info(&self.init, i, n, d))?;
-        Ok(PvarInfo {
+        Ok(k(&PvarInfoRef {
             index: i.get(),
             name,
             verbosity: Verbosity::from_raw(r.verbosity)?,
             class: PvarClass::from_raw(r.class)?,
-            datatype: Datatype::from_raw(r.datatype)?,
-            enumtype: scratch.enum_of(r.enumtype)?,
+            datatype: resolved.datatype(r.datatype)?,
             description,
             bind: Bind::from_raw(r.bind)?,
             readonly: r.readonly,
             continuous: r.continuous,
             atomic: r.atomic,
-        })
+            enumtype: r.enumtype,
+            resolved,
+        }))
     }
 
     /// Every performance variable, holes reported per index.
     pub fn pvars(&self) -> Result<Listing<PvarInfo>> {
         let mut scratch = Scratch::listing();
         Ok(Listing::of(Index::all(&self.init)?, |i| {
-            self.pvar_info_in(i, &mut scratch)
+            self.with_pvar(i, &mut scratch, |r| r.to_owned())?
+        }))
+    }
+
+    /// [`Mpit::visit_cvars`] for performance variables: `f` sees what `MPI_T_pvar_get_info`
+    /// says about each, borrowed, until it breaks.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_get_info`.
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use mpit_safe::{Mpit, PvarClass};
+    ///
+    /// let mpit = Mpit::init()?;
+    /// // How many counters there are, and the first one that can be read and reset at once.
+    /// let mut counters = 0;
+    /// let atomic = mpit.visit_pvars(|v| {
+    ///     counters += usize::from(v.class == PvarClass::Counter);
+    ///     if v.atomic && !v.readonly { ControlFlow::Break(v.index) } else { ControlFlow::Continue(()) }
+    /// })?;
+    /// println!("{counters} counters before {atomic:?}");
+    /// # Ok::<(), mpit_safe::Error>(())
+    /// ```
+    #[doc(alias = "MPI_T_pvar_get_info")]
+    pub fn visit_pvars<B>(
+        &self,
+        f: impl FnMut(&PvarInfoRef<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B, Visited>> {
+        self.visit_pvars_in(&mut Scratch::listing(), f)
+    }
+
+    /// [`Mpit::visit_pvars`] with `scratch`.
+    fn visit_pvars_in<B>(
+        &self,
+        scratch: &mut Scratch,
+        mut f: impl FnMut(&PvarInfoRef<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B, Visited>> {
+        Ok(visit(Index::all(&self.init)?, |i| {
+            self.with_pvar(i, scratch, &mut f)
         }))
     }
 
@@ -349,31 +788,61 @@ impl<L: Level> Mpit<L> {
     /// MPI-4.1 §16.3.9, `MPI_T_category_get_info`.
     #[doc(alias = "MPI_T_category_get_info")]
     pub fn category_info(&self, index: usize) -> Result<CategoryInfo> {
-        self.category_info_in(index_arg(&self.init, index)?, &mut Scratch::single())
+        let i = index_arg(&self.init, index)?;
+        self.with_category(i, &mut Scratch::single(), |c| c.to_owned())
     }
 
     /// One `MPI_T_category_get_info` call in the common case (see [`Scratch::described`]),
     /// and one per non-empty member list (with the event API, one more for the number of event
-    /// types).
-    fn category_info_in(&self, i: Index<Category>, scratch: &mut Scratch) -> Result<CategoryInfo> {
+    /// types), into the scratch's lists.
+    fn with_category<R>(
+        &self,
+        i: Index<Category>,
+        scratch: &mut Scratch,
+        k: impl FnOnce(&CategoryInfoRef<'_>) -> R,
+    ) -> Result<R> {
         let init = &self.init;
+        let Scratch {
+            name,
+            desc,
+            first: (n, d),
+            spill,
+            members: raw,
+            lists,
+            ..
+        } = scratch;
         let (r, name, description) =
-            scratch.described(|n, d| ffi::category_get_info(init, i, n, d))?;
+            described_in(&mut name[..*n], &mut desc[..*d], spill, |n, d| {
+                ffi::category_get_info(init, i, n, d)
+            })?;
         let (num_cvars, num_pvars, num_categories) = (
             non_negative(r.num_cvars)?,
             non_negative(r.num_pvars)?,
             non_negative(r.num_categories)?,
         );
+        if lists.capacity() == 0 {
+            lists.reserve(MEMBERS);
+            raw.reserve(MEMBERS);
+        }
+        lists.clear();
         let (num_events, events) = if mpit_sys::consts::HAS_EVENTS {
             let ne = non_negative(ffi::category_get_num_events(init, i)?)?;
-            (
-                Some(ne),
-                scratch.members(ne, |out| ffi::category_get_events(init, i, out))?,
-            )
+            let events =
+                members_into(raw, lists, ne, |out| ffi::category_get_events(init, i, out))?;
+            (Some(ne), events)
         } else {
-            (None, Vec::new())
+            (None, 0..0)
         };
-        Ok(CategoryInfo {
+        let cvars = members_into(raw, lists, num_cvars, |out| {
+            ffi::category_get_cvars(init, i, out)
+        })?;
+        let pvars = members_into(raw, lists, num_pvars, |out| {
+            ffi::category_get_pvars(init, i, out)
+        })?;
+        let categories = members_into(raw, lists, num_categories, |out| {
+            ffi::category_get_categories(init, i, out)
+        })?;
+        Ok(k(&CategoryInfoRef {
             index: i.get(),
             name,
             description,
@@ -381,20 +850,55 @@ impl<L: Level> Mpit<L> {
             num_pvars,
             num_categories,
             num_events,
-            cvars: scratch.members(num_cvars, |out| ffi::category_get_cvars(init, i, out))?,
-            pvars: scratch.members(num_pvars, |out| ffi::category_get_pvars(init, i, out))?,
-            categories: scratch.members(num_categories, |out| {
-                ffi::category_get_categories(init, i, out)
-            })?,
-            events,
-        })
+            cvars: &lists[cvars],
+            pvars: &lists[pvars],
+            categories: &lists[categories],
+            events: &lists[events],
+        }))
     }
 
     /// Every category, holes reported per index.
     pub fn categories(&self) -> Result<Listing<CategoryInfo>> {
         let mut scratch = Scratch::listing();
         Ok(Listing::of(Index::all(&self.init)?, |i| {
-            self.category_info_in(i, &mut scratch)
+            self.with_category(i, &mut scratch, |c| c.to_owned())
+        }))
+    }
+
+    /// [`Mpit::visit_cvars`] for categories: `f` sees what `MPI_T_category_get_info` and the
+    /// member queries say about each, borrowed (member lists included), until it breaks.
+    ///
+    /// MPI-4.1 §16.3.9, `MPI_T_category_get_info`.
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use mpit_safe::Mpit;
+    ///
+    /// let mpit = Mpit::init()?;
+    /// // The category that holds control variable 0, if any.
+    /// let home = mpit.visit_categories(|c| match c.cvars.contains(&0) {
+    ///     true => ControlFlow::Break(c.name.to_string()),
+    ///     false => ControlFlow::Continue(()),
+    /// })?;
+    /// println!("{home:?}");
+    /// # Ok::<(), mpit_safe::Error>(())
+    /// ```
+    #[doc(alias = "MPI_T_category_get_info")]
+    pub fn visit_categories<B>(
+        &self,
+        f: impl FnMut(&CategoryInfoRef<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B, Visited>> {
+        self.visit_categories_in(&mut Scratch::listing(), f)
+    }
+
+    /// [`Mpit::visit_categories`] with `scratch`.
+    fn visit_categories_in<B>(
+        &self,
+        scratch: &mut Scratch,
+        mut f: impl FnMut(&CategoryInfoRef<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B, Visited>> {
+        Ok(visit(Index::all(&self.init)?, |i| {
+            self.with_category(i, scratch, &mut f)
         }))
     }
 
@@ -539,10 +1043,10 @@ impl<L: Level> Mpit<L> {
         let (c0, p0) = (catalog.cvars.count, catalog.pvars.count);
         let mut scratch = Scratch::listing();
         catalog.cvars.extend(Index::all(&self.init)?, |i| {
-            self.cvar_info_in(i, &mut scratch)
+            self.with_cvar(i, &mut scratch, |r| r.to_owned())?
         });
         catalog.pvars.extend(Index::all(&self.init)?, |i| {
-            self.pvar_info_in(i, &mut scratch)
+            self.with_pvar(i, &mut scratch, |r| r.to_owned())?
         });
         let stamp = self.category_stamp()?;
         let categories_changed = stamp != catalog.stamp;
@@ -576,11 +1080,12 @@ mod tests {
         mpit: &Mpit,
         get: impl Fn(Index<K>, Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
     ) -> Vec<Result<(MpiString, MpiString)>> {
-        let (mut name, mut desc) = ([0u8; N], [0u8; D]);
+        let (mut name, mut desc, mut spill) = ([0u8; N], [0u8; D], (None, None));
         Index::<K>::all(&mpit.init)
             .unwrap()
             .map(|i| {
-                described_in(&mut name, &mut desc, |n, d| get(i, n, d)).map(|(_, n, d)| (n, d))
+                described_in(&mut name, &mut desc, &mut spill, |n, d| get(i, n, d))
+                    .map(|(_, n, d)| (n.to_mpi_string(), d.to_mpi_string()))
             })
             .collect()
     }
@@ -616,6 +1121,43 @@ mod tests {
         let full = strings::<Category, _, NAME_BUF, DESC_BUF>(&mpit, category);
         assert_eq!(full, strings::<Category, _, 8, 16>(&mpit, category));
         assert_eq!(full, strings::<Category, _, 2, 2>(&mpit, category));
+    }
+
+    /// The visitors with first buffers too small for most strings (the path of a string longer
+    /// than the stack buffers) show exactly the records of the listings, entry by entry.
+    #[test]
+    fn visitors_fetch_cut_strings_whole() {
+        let _turn = turn();
+        let mpit = Mpit::init().unwrap();
+        let (cvars, pvars, categories) = (
+            mpit.cvars().unwrap(),
+            mpit.pvars().unwrap(),
+            mpit.categories().unwrap(),
+        );
+        assert!(cvars.entries.iter().any(|v| v.description.len() > 16));
+        for (n, d) in [(8, 16), (2, 2), (1, 1)] {
+            let mut seen = Vec::new();
+            let visited = mpit.visit_cvars_in(&mut Scratch::with_first(n, d), |v| {
+                seen.push(v.to_owned().unwrap());
+                ControlFlow::<()>::Continue(())
+            });
+            assert!(matches!(visited, Ok(ControlFlow::Continue(ref v)) if v.count == cvars.count));
+            assert_eq!(seen, cvars.entries, "first buffers {n}, {d}");
+            let mut seen = Vec::new();
+            let visited = mpit.visit_pvars_in(&mut Scratch::with_first(n, d), |v| {
+                seen.push(v.to_owned().unwrap());
+                ControlFlow::<()>::Continue(())
+            });
+            assert!(matches!(visited, Ok(ControlFlow::Continue(_))));
+            assert_eq!(seen, pvars.entries, "first buffers {n}, {d}");
+            let mut seen = Vec::new();
+            let visited = mpit.visit_categories_in(&mut Scratch::with_first(n, d), |c| {
+                seen.push(c.to_owned());
+                ControlFlow::<()>::Continue(())
+            });
+            assert!(matches!(visited, Ok(ControlFlow::Continue(_))));
+            assert_eq!(seen, categories.entries, "first buffers {n}, {d}");
+        }
     }
 
     /// The scan used where `*_get_index` is missing finds what `*_get_index` finds, and

@@ -161,10 +161,8 @@ fn hundred_thousand_cvar_handles() {
         let rc = unsafe { sys::MPI_T_cvar_read(h, buf.as_mut_ptr().cast()) };
         assert_eq!(rc, sys::MPI_SUCCESS);
         // SAFETY: the live handle allocated above, freed once.
-        assert_eq!(
-            unsafe { sys::MPI_T_cvar_handle_free(&mut h) },
-            sys::MPI_SUCCESS
-        );
+        let rc = unsafe { sys::MPI_T_cvar_handle_free(&mut h) };
+        assert_eq!(rc, sys::MPI_SUCCESS);
     });
     let safe = growth("cvar handles, mpit-safe", 100_000, |i| {
         let h = t

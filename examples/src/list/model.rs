@@ -168,7 +168,7 @@ impl Cvar {
                 bind: info.bind,
                 datatype: info.datatype,
                 verbosity: info.verbosity,
-                enumtype: info.enumtype.as_ref().map(Enum::from),
+                enumtype: info.enumtype.as_deref().map(Enum::from),
                 description: info.description.to_string(),
                 reading,
                 object,
@@ -214,7 +214,7 @@ impl Pvar {
                 bind: info.bind,
                 datatype: info.datatype,
                 verbosity: info.verbosity,
-                enumtype: info.enumtype.as_ref().map(Enum::from),
+                enumtype: info.enumtype.as_deref().map(Enum::from),
                 description: info.description.to_string(),
                 reading,
                 object,
@@ -338,7 +338,7 @@ impl EventType {
                     displacement: el.displacement,
                 })
                 .collect(),
-            enumtype: e.enumtype.as_ref().map(Enum::from),
+            enumtype: e.enumtype.as_deref().map(Enum::from),
             hints,
             description: e.description.to_string(),
         }
