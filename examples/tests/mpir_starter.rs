@@ -373,7 +373,8 @@ mod launch_model {
         let stderr = String::from_utf8_lossy(&out.stderr);
         println!("{stdout}{stderr}");
         assert_eq!(out.status.code(), Some(3), "the job's exit status");
-        // mpir-attach prints `rank R host H executable E pid P`; the children their own rows.
+        // mpir-attach prints `rank R host H executable E pid P`; the children their own rows
+        // (`rank R pid P host H exe E`).
         let tool: BTreeSet<Row> = stdout
             .lines()
             .filter_map(|l| match l.split(' ').collect::<Vec<_>>()[..] {
@@ -384,7 +385,12 @@ mod launch_model {
             })
             .collect();
         assert_eq!(tool.len(), 3);
-        assert_eq!(tool, own_rows(&stdout));
+        // The job's own output goes to the tool's stderr (stdout holds only the tool's rows).
+        assert_eq!(tool, own_rows(&stderr));
+        assert!(
+            own_rows(&stdout).is_empty(),
+            "the job's output reached stdout"
+        );
         assert!(stderr.contains("mpir-attach: MPIR event MPIR_DEBUG_ABORTING"));
         assert!(stderr.contains(
             "mpir-attach: abort string: mpir-starter: job aborted after 200 ms (--abort-after)"
