@@ -7,17 +7,6 @@ mod common;
 
 use mpit_safe::{Bind, Mpit, NoObject, sys};
 
-/// Resident set size in bytes (`/proc/self/statm`, second field, in pages).
-fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|f| f.parse().ok())
-        .expect("statm's resident field");
-    pages * 4096
-}
-
 /// Runs `step(i)` `n` times and returns how much the RSS grew between the end of the first
 /// tenth (the warm-up: caches, lazily built tables) and the end. Reports both.
 fn growth(what: &str, n: usize, mut step: impl FnMut(usize)) -> u64 {
@@ -25,11 +14,11 @@ fn growth(what: &str, n: usize, mut step: impl FnMut(usize)) -> u64 {
     for i in 0..warm {
         step(i);
     }
-    let after_warm_up = rss();
+    let after_warm_up = common::rss();
     for i in warm..n {
         step(i);
     }
-    let end = rss();
+    let end = common::rss();
     let grown = end.saturating_sub(after_warm_up);
     println!(
         "{what}: {n} iterations on {}: RSS {} KiB after {warm} (warm-up), {} KiB at the end \

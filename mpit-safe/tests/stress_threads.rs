@@ -5,21 +5,13 @@
 //! set size must stay flat after a warm-up. Own test binary: MPI is initialised at
 //! `MPI_THREAD_MULTIPLE` here, not at the single level of the other tests.
 
+mod common;
+
 use mpit_safe::level::Multiple;
 use mpit_safe::{Bind, Mpit, NoObject, PvarClass, sys};
 
 const THREADS: usize = 4;
 const ROUNDS: usize = 2_000;
-
-fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|f| f.parse().ok())
-        .expect("statm's resident field");
-    pages * 4096
-}
 
 /// One thread's part: `rounds` rounds over every variable; returns the reads made.
 fn reader(
@@ -131,14 +123,14 @@ fn four_threads_read_pvars_and_cvars() {
             s.spawn(|| reader(&mpit, &cvars, &pvars, ROUNDS / 10));
         }
     });
-    let before = rss();
+    let before = common::rss();
     let reads: u64 = std::thread::scope(|s| {
         let threads: Vec<_> = (0..THREADS)
             .map(|_| s.spawn(|| reader(&mpit, &cvars, &pvars, ROUNDS)))
             .collect();
         threads.into_iter().map(|t| t.join().unwrap()).sum()
     });
-    let after = rss();
+    let after = common::rss();
     let grown = after.saturating_sub(before);
     println!(
         "{implementation}: {reads} concurrent reads; RSS {} KiB after the warm-up, {} KiB at \

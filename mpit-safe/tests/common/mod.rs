@@ -154,3 +154,14 @@ pub(crate) fn run_ranks(
     }
     out
 }
+
+/// Resident set size in bytes (`/proc/self/statm`, second field, in pages).
+pub(crate) fn rss() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|f| f.parse().ok())
+        .expect("statm's resident field");
+    pages * 4096
+}
