@@ -9,6 +9,15 @@
 //! order can make MPI call freed memory. A panic in a closure is caught at the FFI boundary and
 //! reported by [`Registration::panics`].
 //!
+//! MPICH breaks that guarantee at `MPI_THREAD_MULTIPLE` (it calls the free callback, and frees
+//! the registration, while another thread may be running a callback of it:
+//! [`quirks::MPICH_EVENT_REGISTRATION_RACE`](crate::quirks::MPICH_EVENT_REGISTRATION_RACE)).
+//! There a registration is never freed in MPICH: dropping it retires it, its closures are
+//! released once no invocation is in flight (counted by the trampoline; [`Freeing`] is done
+//! then), and the next registration of the same event type and object reuses it. An event
+//! that none of its levels takes is reported to [`Registration::on_dropped`] at once, as one
+//! dropped event.
+//!
 //! The style is rusqlite's `functions.rs`/`hooks`: boxed closure as `user_data`, `extern "C"`
 //! trampolines with `catch_unwind`, and a destructor that frees the box; all three live in the
 //! fence (`crate::ffi`), and this module wraps each closure so that it sees an

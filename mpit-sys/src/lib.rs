@@ -107,7 +107,7 @@ pub use mpi_sys::{
 pub use mpi_sys::{
     MPI_Finalize, MPI_Finalized, MPI_Get_library_version, MPI_Get_version, MPI_Info_create,
     MPI_Info_free, MPI_Info_get, MPI_Info_get_nkeys, MPI_Info_get_nthkey, MPI_Info_get_valuelen,
-    MPI_Info_set, MPI_Init_thread, MPI_Initialized,
+    MPI_Info_set, MPI_Init_thread, MPI_Initialized, MPI_Query_thread,
 };
 
 unsafe extern "C" {

@@ -498,8 +498,9 @@ fn mpich_event_enumtype() {
 }
 
 /// Every quirk is one of the table's, with a stable unique id, and applies to at most one
-/// vendor; the table is the one the tests above cover (the dequeued-event data quirk is
-/// proven by `examples/tests/`, with real traffic).
+/// vendor; the table is the one the tests above cover (the dequeued-event data quirk and the
+/// event-registration race are proven by `examples/tests/quirk_dequeued_data.rs` and
+/// `examples/tests/events_threads.rs`, with real traffic).
 #[test]
 fn the_table_is_complete_and_unique() {
     let mut ids: Vec<&str> = QUIRKS.iter().map(|q| q.id).collect();
@@ -514,6 +515,7 @@ fn the_table_is_complete_and_unique() {
         quirks::OPEN_MPI_DANGLING_CVAR_STORAGE.id,
         quirks::MPICH_EVENT_ENUMTYPE.id,
         quirks::MPICH_DEQUEUED_EVENT_DATA.id,
+        quirks::MPICH_EVENT_REGISTRATION_RACE.id,
     ];
     for q in QUIRKS {
         assert!(covered.contains(&q.id), "{} has no test", q.id);

@@ -109,3 +109,14 @@ pub(crate) fn library_configured_with_recvq_pvars() -> bool {
     mpit_safe::quirks::configure_option("--enable-mpit-pvars")
         .is_some_and(|v| v.is_empty() || v.split(',').any(|c| c == "all" || c == "recvq"))
 }
+
+/// This process's resident set size in bytes (`/proc/self/statm`).
+pub(crate) fn rss() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|f| f.parse().ok())
+        .expect("statm's resident field");
+    pages * 4096
+}
