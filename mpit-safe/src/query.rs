@@ -178,8 +178,10 @@ type Spill = (Option<MpiString>, Option<MpiString>);
 /// strings that did not fit them, the enumerations resolved so far, and the member lists of
 /// the category being made.
 pub(crate) struct Scratch {
-    name: [u8; NAME_BUF],
-    desc: [u8; DESC_BUF],
+    /// The first buffers, taken from (and given back to) this thread's spare pair: zeroing
+    /// 2.3 KiB afresh per listing cost as much as a tenth of a listing of Open MPI's pvars.
+    /// (`None` only once given back, in `drop`.)
+    bufs: Option<Box<Buffers>>,
     /// How much of `name` and `desc` the first call gets (all of them but in the tests of the
     /// cut-string path).
     first: (usize, usize),
@@ -192,12 +194,52 @@ pub(crate) struct Scratch {
     lists: Vec<usize>,
 }
 
+/// The first buffers of a [`Scratch`].
+struct Buffers {
+    name: [u8; NAME_BUF],
+    desc: [u8; DESC_BUF],
+}
+
+thread_local! {
+    /// A pair of first buffers kept between listings (one pair: a listing made inside another
+    /// listing's visitor gets fresh ones).
+    static SPARE: std::cell::Cell<Option<Box<Buffers>>> = const { std::cell::Cell::new(None) };
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(bufs) = self.bufs.take() {
+            let _ = SPARE.try_with(|s| s.set(Some(bufs)));
+        }
+    }
+}
+
+impl Buffers {
+    const EMPTY: Buffers = Buffers {
+        name: [0; NAME_BUF],
+        desc: [0; DESC_BUF],
+    };
+
+    /// This thread's spare pair, or a new one. Their bytes are whatever the last calls wrote:
+    /// [`MpiStr::from_filled`] reads only what a call reports having written.
+    fn take() -> Box<Buffers> {
+        SPARE
+            .try_with(|s| s.take())
+            .ok()
+            .flatten()
+            .unwrap_or_else(Buffers::new)
+    }
+
+    fn new() -> Box<Buffers> {
+        Box::new(Buffers::EMPTY)
+    }
+}
+
 impl Scratch {
     /// For one listing or visit: enumerations cached.
     pub(crate) fn listing() -> Self {
         Scratch {
-            name: [0; NAME_BUF],
-            desc: [0; DESC_BUF],
+            bufs: Some(Buffers::take()),
             first: (NAME_BUF, DESC_BUF),
             spill: (None, None),
             resolved: Resolved {
@@ -213,21 +255,16 @@ impl Scratch {
     /// buffers: the cut-string path for most strings.
     #[cfg(test)]
     fn with_first(name: usize, desc: usize) -> Self {
-        Scratch {
-            first: (name.min(NAME_BUF), desc.min(DESC_BUF)),
-            ..Scratch::listing()
-        }
+        let mut s = Scratch::listing();
+        s.first = (name.min(NAME_BUF), desc.min(DESC_BUF));
+        s
     }
 
     /// For a single query.
     pub(crate) fn single() -> Self {
-        Scratch {
-            resolved: Resolved {
-                enums: None,
-                datatypes: Default::default(),
-            },
-            ..Scratch::listing()
-        }
+        let mut s = Scratch::listing();
+        s.resolved.enums = None;
+        s
     }
 
     /// One `MPI_T_*_get_info` call through `get(name, description)`, with the first buffers:
@@ -241,9 +278,10 @@ impl Scratch {
         get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
     ) -> Result<(Q, MpiStr<'_>, MpiStr<'_>, &Resolved)> {
         let (n, d) = self.first;
+        let bufs = self.bufs.get_or_insert_with(Buffers::new);
         let (q, name, description) = described_in(
-            &mut self.name[..n],
-            &mut self.desc[..d],
+            &mut bufs.name[..n],
+            &mut bufs.desc[..d],
             &mut self.spill,
             get,
         )?;
@@ -368,11 +406,18 @@ fn visit<K: Kind, B>(
         count: indices.len(),
         holes: Vec::new(),
     };
-    for i in indices {
+    let mut indices = indices;
+    while let Some(i) = indices.next() {
         match step(i) {
             Ok(ControlFlow::Continue(())) => {}
             Ok(ControlFlow::Break(b)) => return ControlFlow::Break(b),
-            Err(e) => visited.holes.push((i.get(), e)),
+            Err(e) => {
+                // One allocation for all the holes (Open MPI 4.1 has 28 among 33 pvars).
+                if visited.holes.capacity() == 0 {
+                    visited.holes.reserve_exact(indices.len() + 1);
+                }
+                visited.holes.push((i.get(), e));
+            }
         }
     }
     ControlFlow::Continue(visited)
@@ -803,16 +848,16 @@ impl<L: Level> Mpit<L> {
     ) -> Result<R> {
         let init = &self.init;
         let Scratch {
-            name,
-            desc,
+            bufs,
             first: (n, d),
             spill,
             members: raw,
             lists,
             ..
         } = scratch;
+        let bufs = bufs.get_or_insert_with(Buffers::new);
         let (r, name, description) =
-            described_in(&mut name[..*n], &mut desc[..*d], spill, |n, d| {
+            described_in(&mut bufs.name[..*n], &mut bufs.desc[..*d], spill, |n, d| {
                 ffi::category_get_info(init, i, n, d)
             })?;
         let (num_cvars, num_pvars, num_categories) = (

@@ -37,10 +37,72 @@ pub trait RawConstant: CConstant {
     fn from_raw(raw: Self::Raw) -> Result<Self>;
 }
 
+/// Width of a [`Reverse`] map: the installed values of one family lie within this many of
+/// each other in every implementation seen (MPICH numbers verbosities 221..229, Open MPI 0..8).
+const REVERSE_SPAN: usize = 64;
+
+/// A family's table read backwards, built at compile time: `map[raw - min]` is the row of
+/// `raw` plus one (0: no row), so that decoding a raw value is one subtraction, one compare
+/// and one load, as the C `switch` a tool would write. `dense` is false where the values span
+/// more than [`REVERSE_SPAN`], and the table is then searched.
+struct Reverse {
+    min: c_int,
+    map: [u8; REVERSE_SPAN],
+    dense: bool,
+}
+
+impl Reverse {
+    const fn of(table: &[Option<c_int>]) -> Reverse {
+        let (mut min, mut max, mut i) = (c_int::MAX, c_int::MIN, 0);
+        while i < table.len() {
+            if let Some(v) = table[i] {
+                if v < min {
+                    min = v;
+                }
+                if v > max {
+                    max = v;
+                }
+            }
+            i += 1;
+        }
+        let mut r = Reverse {
+            min,
+            map: [0; REVERSE_SPAN],
+            dense: min <= max && (max as i64 - min as i64) < REVERSE_SPAN as i64,
+        };
+        if r.dense {
+            let mut i = table.len();
+            // Backwards, so that the first row of a value shared by two wins, as in a search.
+            while i > 0 {
+                i -= 1;
+                if let Some(v) = table[i] {
+                    r.map[(v - min) as usize] = i as u8 + 1;
+                }
+            }
+        }
+        r
+    }
+
+    /// The row of `raw` in `table` (the one this map was built from).
+    #[inline(always)]
+    fn row(&self, table: &[Option<c_int>], raw: c_int) -> Option<usize> {
+        if self.dense {
+            let off = (raw as i64).wrapping_sub(self.min as i64);
+            if (0..REVERSE_SPAN as i64).contains(&off) {
+                return (self.map[off as usize] as usize).checked_sub(1);
+            }
+            None
+        } else {
+            table.iter().position(|&v| v == Some(raw))
+        }
+    }
+}
+
 /// Implements [`RawConstant`] for `int` families: one line per family.
 macro_rules! int_families {
     ($($ty:ty => $table:ident),+ $(,)?) => {$(
         const _: () = assert!(sys::tables::$table.len() == <$ty as CConstant>::TABLE.len());
+        const _: () = assert!(sys::tables::$table.len() < u8::MAX as usize);
 
         impl RawConstant for $ty {
             type Raw = c_int;
@@ -50,12 +112,13 @@ macro_rules! int_families {
                 sys::tables::$table[self.position()]
             }
 
+            #[inline]
             fn from_raw(raw: c_int) -> Result<Self> {
-                sys::tables::$table
-                    .iter()
-                    .position(|&v| v == Some(raw))
-                    .map(|i| <$ty as CConstant>::ALL[i])
-                    .ok_or_else(|| Error::unknown_constant(<$ty as CConstant>::KIND, raw))
+                const REVERSE: Reverse = Reverse::of(&sys::tables::$table);
+                match REVERSE.row(&sys::tables::$table, raw) {
+                    Some(i) => Ok(<$ty as CConstant>::ALL[i]),
+                    None => Err(Error::unknown_constant(<$ty as CConstant>::KIND, raw)),
+                }
             }
         }
     )+};
@@ -148,4 +211,53 @@ pub(crate) fn read_values(
     read(&mut words)?;
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
     Value::decode_all(dt, &bytes[..len])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `from_raw` through the reverse map gives what a search of the table gives (the first
+    /// row holding the value), for every value within 100 of the table's, and refuses others.
+    fn agrees<T>(table: &[Option<c_int>])
+    where
+        T: RawConstant<Raw = c_int> + CConstant + PartialEq + std::fmt::Debug,
+    {
+        let values: Vec<c_int> = table.iter().flatten().copied().collect();
+        let (Some(&lo), Some(&hi)) = (values.iter().min(), values.iter().max()) else {
+            return;
+        };
+        for raw in lo.saturating_sub(100)..=hi.saturating_add(100) {
+            let searched = table.iter().position(|&v| v == Some(raw)).map(|i| T::ALL[i]);
+            assert_eq!(T::from_raw(raw).ok(), searched, "{} {raw}", T::KIND);
+        }
+        for raw in [c_int::MIN, c_int::MAX, -1] {
+            let searched = table.iter().position(|&v| v == Some(raw)).map(|i| T::ALL[i]);
+            assert_eq!(T::from_raw(raw).ok(), searched);
+        }
+    }
+
+    #[test]
+    fn reverse_maps_agree_with_the_tables() {
+        agrees::<Verbosity>(&sys::tables::VERBOSITY);
+        agrees::<Bind>(&sys::tables::BIND);
+        agrees::<ThreadLevel>(&sys::tables::THREAD_LEVEL);
+        agrees::<Scope>(&sys::tables::SCOPE);
+        agrees::<PvarClass>(&sys::tables::PVAR_CLASS);
+        agrees::<CbSafety>(&sys::tables::CB_SAFETY);
+        agrees::<SourceOrder>(&sys::tables::SOURCE_ORDER);
+        agrees::<ErrorClass>(&sys::tables::ERROR_CLASS);
+    }
+
+    #[test]
+    fn a_sparse_table_is_searched() {
+        let r = Reverse::of(&[Some(0), Some(1000), None]);
+        assert!(!r.dense);
+        assert_eq!(r.row(&[Some(0), Some(1000), None], 1000), Some(1));
+        let r = Reverse::of(&[Some(7), None, Some(5), Some(7)]);
+        assert!(r.dense);
+        assert_eq!(r.row(&[Some(7), None, Some(5), Some(7)], 7), Some(0));
+        assert_eq!(r.row(&[Some(7), None, Some(5), Some(7)], 6), None);
+        assert!(!Reverse::of(&[None, None]).dense);
+    }
 }
