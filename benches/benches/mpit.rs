@@ -603,6 +603,19 @@ fn main() {
             "  {group:<18} raw {:>12.1} ns   safe {:>12.1} ns   ratio {:.3} (fastest rounds {:.3})",
             r.raw_ns, r.safe_ns, r.ratio, r.ratio_of_mins
         );
+        let read = group.ends_with("_read");
+        mpit_benches::record(&mpit_benches::Row {
+            bench: "mpit",
+            op: &group,
+            unit: if read { "ns/call" } else { "ns/listing" },
+            raw: r.raw_ns,
+            safe: r.safe_ns,
+            ratio: r.ratio,
+            ratio_of_mins: Some(r.ratio_of_mins),
+            rounds: if read { 41 } else { 21 },
+            target: mpit_benches::mpit_target(&group),
+            note: "",
+        });
     }
     drop(mpit);
     drop(universe);

@@ -374,6 +374,36 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
         let ratio = |r: Option<(f64, f64)>, t: f64| {
             r.map(|(m, n)| json!({"ratio_of_medians": m, "ratio_of_mins": n, "target": t, "met": m <= t}))
         };
+        let us = |c: Config| at(c).map(|i| median(&mut times[i][s].clone()));
+        for (op, r, (a, b), t) in [
+            (
+                "region_over_bare",
+                region,
+                (Config::Bare, Config::Region),
+                REGION_TARGET[s],
+            ),
+            (
+                "call_over_cwrap",
+                call,
+                (Config::CWrap, Config::Call),
+                CALL_TARGET,
+            ),
+        ] {
+            if let (Some((m, n)), Some(raw), Some(safe)) = (r, us(a), us(b)) {
+                mpit_benches::record(&mpit_benches::Row {
+                    bench: "prof",
+                    op: &format!("pingpong_{op}_{}", size_name(size)),
+                    unit: "us/round trip",
+                    raw,
+                    safe,
+                    ratio: m,
+                    ratio_of_mins: Some(n),
+                    rounds,
+                    target: Some(t),
+                    note: "",
+                });
+            }
+        }
         rows.push(json!({
             "size": size,
             "bare_spread": spread,
@@ -575,6 +605,18 @@ fn whole_runs(bench: &Bench, label: &str, md: &mut String) -> Value {
             min(&secs[0]),
             min(&secs[1]),
         );
+        mpit_benches::record(&mpit_benches::Row {
+            bench: "prof",
+            op: &format!("whole_run_{}", p.name),
+            unit: "s/run",
+            raw: mb,
+            safe: mr,
+            ratio: m,
+            ratio_of_mins: Some(n),
+            rounds: runs,
+            target: Some(WHOLE_TARGET),
+            note: "region mode over the bare run",
+        });
         rows.push(json!({
             "program": p.name, "argv": p.argv, "runs": runs,
             "bare_s": secs[0], "region_s": secs[1],

@@ -71,3 +71,106 @@ pub fn interleave(
         ratio_of_mins,
     }
 }
+
+/// The environment variable naming the file `scripts/bench` collects its table from: every
+/// bench appends one JSON object per measured operation ([`record`]).
+pub const OUT_ENV: &str = "MPIT_BENCH_OUT";
+
+/// One row of `scripts/bench`'s table: an operation measured through the raw C call and through
+/// mpit-rs in the same run.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    /// The bench (`mpit`, `events`, `prof`).
+    pub bench: &'a str,
+    /// The operation (`cvar_read`, `pvar_visit_all`, `stream_tsc`, ...).
+    pub op: &'a str,
+    /// What `raw` and `safe` are in (`ns` per operation, `M events/s`, `s` per run).
+    pub unit: &'a str,
+    /// The raw C side.
+    pub raw: f64,
+    /// The mpit-rs side.
+    pub safe: f64,
+    /// mpit-rs's cost over C's (a time ratio: for rates, raw rate over safe rate), the median
+    /// of per-round ratios where there are rounds.
+    pub ratio: f64,
+    /// The ratio of the fastest rounds, where there are rounds.
+    pub ratio_of_mins: Option<f64>,
+    /// Rounds measured (1 for a single measurement).
+    pub rounds: usize,
+    /// The largest ratio the project accepts for this operation, if it has one.
+    pub target: Option<f64>,
+    /// Anything else the reader needs (drops, sizes), short.
+    pub note: &'a str,
+}
+
+/// Appends `row` to `$MPIT_BENCH_OUT` as one JSON line, tagged with the implementation (from
+/// the loaded library) and `$MPIT_BENCH_IMPL` (the matrix key `scripts/bench` runs); does
+/// nothing when the variable is unset. A failed write is reported on stderr, never fatal.
+pub fn record(row: &Row<'_>) {
+    let Some(path) = std::env::var_os(OUT_ENV) else {
+        return;
+    };
+    let num = |v: f64| {
+        if v.is_finite() {
+            format!("{v}")
+        } else {
+            "null".into()
+        }
+    };
+    let opt = |v: Option<f64>| v.map_or_else(|| "null".into(), num);
+    let line = format!(
+        "{{\"key\":{},\"implementation\":{},\"bench\":{},\"op\":{},\"unit\":{},\"raw\":{},\
+         \"safe\":{},\"ratio\":{},\"ratio_of_mins\":{},\"rounds\":{},\"target\":{},\"note\":{}}}\n",
+        json_str(&std::env::var("MPIT_BENCH_IMPL").unwrap_or_default()),
+        json_str(&mpit_safe::implementation().to_string()),
+        json_str(row.bench),
+        json_str(row.op),
+        json_str(row.unit),
+        num(row.raw),
+        num(row.safe),
+        num(row.ratio),
+        opt(row.ratio_of_mins),
+        row.rounds,
+        opt(row.target),
+        json_str(row.note),
+    );
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("cannot append to {}: {e}", path.to_string_lossy());
+    }
+}
+
+/// `s` as a JSON string.
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The target of an operation of the `mpit` bench: reads at the C floor (≤ 1.02); the visits
+/// (records borrowed, as C's fixed buffers) ≤ 1.10 × the C loop with fixed buffers, and the
+/// owned listing ≤ 1.10 × a C loop that copies its strings out (`cvar_info_owned`). The owned
+/// listings against fixed buffers (`*_info_all`) and `cvar_info_each` are shown without a
+/// target: what owning records costs over borrowing them.
+pub fn mpit_target(op: &str) -> Option<f64> {
+    if op.ends_with("_read") {
+        Some(1.02)
+    } else if op.ends_with("_visit_all") || op == "cvar_info_owned" {
+        Some(1.10)
+    } else {
+        None
+    }
+}

@@ -187,17 +187,17 @@ pub(crate) struct Scratch {
     first: (usize, usize),
     spill: Spill,
     resolved: Resolved,
+}
+
+/// The buffers of a [`Scratch`], kept per thread between listings with their capacity.
+struct Buffers {
+    name: [u8; NAME_BUF],
+    desc: [u8; DESC_BUF],
     /// The members of a category as C writes them, before they become indices.
     members: Vec<c_int>,
     /// The members of the category being made, as indices: event types, control variables,
     /// performance variables, categories, one list after the other.
     lists: Vec<usize>,
-}
-
-/// The first buffers of a [`Scratch`].
-struct Buffers {
-    name: [u8; NAME_BUF],
-    desc: [u8; DESC_BUF],
 }
 
 thread_local! {
@@ -218,6 +218,8 @@ impl Buffers {
     const EMPTY: Buffers = Buffers {
         name: [0; NAME_BUF],
         desc: [0; DESC_BUF],
+        members: Vec::new(),
+        lists: Vec::new(),
     };
 
     /// This thread's spare pair, or a new one. Their bytes are whatever the last calls wrote:
@@ -246,8 +248,6 @@ impl Scratch {
                 enums: Some(RefCell::default()),
                 datatypes: Default::default(),
             },
-            members: Vec::new(),
-            lists: Vec::new(),
         }
     }
 
@@ -851,13 +851,16 @@ impl<L: Level> Mpit<L> {
             bufs,
             first: (n, d),
             spill,
-            members: raw,
-            lists,
             ..
         } = scratch;
-        let bufs = bufs.get_or_insert_with(Buffers::new);
+        let Buffers {
+            name,
+            desc,
+            members: raw,
+            lists,
+        } = &mut **bufs.get_or_insert_with(Buffers::new);
         let (r, name, description) =
-            described_in(&mut bufs.name[..*n], &mut bufs.desc[..*d], spill, |n, d| {
+            described_in(&mut name[..*n], &mut desc[..*d], spill, |n, d| {
                 ffi::category_get_info(init, i, n, d)
             })?;
         let (num_cvars, num_pvars, num_categories) = (
