@@ -155,9 +155,11 @@ impl DwarfTypes {
                             .or_else(|| {
                                 r.attr_value(gimli::DW_AT_upper_bound)
                                     .and_then(|v| v.udata_value())
-                                    .map(|u| u + 1)
+                                    .and_then(|u| u.checked_add(1))
                             });
-                        total = total.zip(n).map(|(t, n)| t * n);
+                        // Checked: the counts are the file's (an overflow is an unknown
+                        // count, not a panic; found by the dwarf_types fuzz target).
+                        total = total.zip(n).and_then(|(t, n)| t.checked_mul(n));
                     }
                     count = total;
                 } else if kind == Kind::Aggregate && !declaration {
@@ -265,9 +267,17 @@ impl DwarfTypes {
         None
     }
 
-    fn layout(&self, name: &str, mut key: (usize, usize)) -> Option<TypeLayout> {
+    fn layout(&self, name: &str, key: (usize, usize)) -> Option<TypeLayout> {
+        self.layout_within(name, key, 64)
+    }
+
+    /// [`layout`](Self::layout) in at most `steps` steps, those of the element types of
+    /// arrays included: a cycle through an array (an array of itself, malformed DWARF) ends
+    /// too, rather than recursing without end (the recursion a run of the dwarf_types fuzz
+    /// target ended in a stack overflow with, before its input could be saved).
+    fn layout_within(&self, name: &str, mut key: (usize, usize), steps: u32) -> Option<TypeLayout> {
         // Follow typedefs and qualifiers; a bounded walk (a cycle is malformed DWARF).
-        for _ in 0..64 {
+        for step in 0..steps {
             let die = self.dies.get(&key)?;
             match die.kind {
                 Kind::Typedef | Kind::Qualifier => key = die.target?,
@@ -280,8 +290,8 @@ impl DwarfTypes {
                 }
                 Kind::Sized => return Some(TypeLayout::new(name, die.size?, Vec::new())),
                 Kind::Array => {
-                    let element = self.layout(name, die.target?)?;
-                    let size = die.size.or_else(|| Some(element.size * die.count?))?;
+                    let element = self.layout_within(name, die.target?, steps - step - 1)?;
+                    let size = die.size.or_else(|| element.size.checked_mul(die.count?))?;
                     return Some(TypeLayout::new(name, size, Vec::new()));
                 }
                 Kind::Aggregate if die.declaration => {

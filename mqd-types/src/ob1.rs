@@ -343,7 +343,7 @@ impl<'a> Ob1Reader<'a> {
         let mut name = vec![0u8; f.size.min(256) as usize];
         self.bytes(
             "mca_pml_base_selected_component.pmlm_version.mca_component_name",
-            addr + f.offset,
+            addr.wrapping_add(f.offset),
             &mut name,
         )?;
         let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
@@ -408,10 +408,13 @@ impl<'a> Ob1Reader<'a> {
             if proc == 0 {
                 continue; // Allocated when the peer is first used.
             }
-            let list = proc + l.proc_unexpected;
+            // Addresses read from the process are anything: offsets wrap (as in `uint`), so a
+            // garbage pointer is an unreadable address, not an overflow (found by the
+            // ob1_queues fuzz target).
+            let list = proc.wrapping_add(l.proc_unexpected);
             let what = format!("procs[{peer}].unexpected_frags");
             for item in self.list(&what, list)? {
-                out.push(self.message(peer as u32, item - l.frag_item, false)?);
+                out.push(self.message(peer as u32, item.wrapping_sub(l.frag_item), false)?);
             }
             let head = self.uint(
                 "mca_pml_ob1_comm_proc_t.frags_cant_match",
@@ -431,7 +434,10 @@ impl<'a> Ob1Reader<'a> {
     /// The items of the `opal_list_t` at `list`, checked.
     pub fn list(&self, what: &str, list: u64) -> Result<Vec<u64>, Ob1Error> {
         let l = self.layout;
-        let sentinel = list + l.list_sentinel;
+        // `list` may be any address (read from the process): wrap as `uint` does, so that an
+        // address near the top of the address space is an unreadable one, not an overflow
+        // (found by the ob1_queues fuzz target).
+        let sentinel = list.wrapping_add(l.list_sentinel);
         let length = self.uint(&format!("{what}.opal_list_length"), list, l.list_length)?;
         if length > OB1_LIMIT {
             return Err(Ob1Error::Implausible {
@@ -491,14 +497,15 @@ impl<'a> Ob1Reader<'a> {
     fn cant_match(&self, what: &str, head: u64) -> Result<Vec<u64>, Ob1Error> {
         let l = self.layout;
         let mut out = Vec::new();
-        for item in self.ring(what, head + l.frag_item, true)? {
-            let frag = item - l.frag_item;
+        // Wrapping: `head`, the items and `range` are read from the process (see `unexpected`).
+        for item in self.ring(what, head.wrapping_add(l.frag_item), true)? {
+            let frag = item.wrapping_sub(l.frag_item);
             out.push(frag);
             let range = self.uint("mca_pml_ob1_recv_frag_t.range", frag, l.frag_range)?;
             if range != 0 {
                 let w = format!("{what}: range of {frag:#x}");
-                for r in self.ring(&w, range + l.frag_item, true)? {
-                    out.push(r - l.frag_item);
+                for r in self.ring(&w, range.wrapping_add(l.frag_item), true)? {
+                    out.push(r.wrapping_sub(l.frag_item));
                 }
             }
             if out.len() as u64 > OB1_LIMIT {
