@@ -30,7 +30,8 @@
 //! | 3 | not an MPIR starter: no MPIR symbols (MPICH's Hydra and PRRTE's `prterun` are named, with what to do instead) |
 //! | 4 | an MPI process, not its job's starter (Open MPI's ranks load the starter's symbols; the starter is named if an ancestor is one) |
 //! | 5 | the starter's table is empty: it has not spawned a job (`MPIR_NULL`) |
-//! | 6 | no such process, or a zombie |
+//! | 6 | no such process, or a zombie; or the starter ended while its table was read (the table is not printed) |
+//! | 130, 143 | `SIGINT`, `SIGTERM` caught (128 + the signal's number): nothing is printed; the job is untouched (the attach model never stops it) |
 //!
 //! The launch model exits with the job's exit status (128 + the signal's number if a signal
 //! ended it); with 3 when the starter has no MPIR symbols (a known launcher is recognised at
@@ -38,6 +39,26 @@
 //! Statuses 3–6 are the tool's only in the attach model and for a starter that did not run:
 //! otherwise they may be the job's. Errors go to standard error; nothing is written to standard
 //! output on an error.
+//!
+//! Signals. In the launch model a `SIGINT` or `SIGTERM` sent to the tool is forwarded to the
+//! starter, at once, whether the tool still holds it (then it is delivered as soon as the
+//! starter runs again: it never stays stopped) or waits for it; `mpiexec` ends its job as it
+//! would without the tool (Open MPI 4.1: exit 1 about a second later, its ranks killed), and
+//! the tool detaches and exits with the job's status. A `^C` typed at the terminal is not
+//! forwarded: the terminal sends it to the starter too (same process group), and Open MPI 4.1
+//! takes a second one as "forcibly terminate", leaving its ranks behind. In the attach model a
+//! caught signal stops the tool before it prints anything (status 128 + the signal's number).
+//! A second `SIGINT` or `SIGTERM` ends the tool at once (the default action). `SIGKILL` of a
+//! tool that holds the starter kills the starter with it (`PTRACE_O_EXITKILL`), never leaving
+//! it stopped, and the tool's guardian (a process named `mpir-guardian`, forked at the
+//! `MPIR_DEBUG_SPAWNED` event and gone once the tool detaches) kills the processes the starter
+//! had spawned: Open MPI 4.1 leaves a rank that was still in `PMIx_Init` waiting forever
+//! otherwise.
+//!
+//! `MPIR_ATTACH_TEST_PAUSE` (test-only, for `examples/tests/faults.rs`): if set, the attach
+//! model pauses after reading the table, before checking the starter once more and printing:
+//! it writes `mpir-attach: test pause: ...` to standard error and waits, for at most 10 s,
+//! for a line (or the end) of standard input or a caught signal.
 
 pub mod model;
 pub mod text;
@@ -53,7 +74,11 @@ starter (no MPIR symbols: e.g. MPICH's Hydra, PRRTE's prterun); 4 an MPI process
 job's starter; 5 the starter's table is empty (no job spawned yet, MPIR_NULL); 6 no such \
 process, or a zombie.
   launch model: the job's exit status (128 + the signal's number if a signal ended it); 1 \
-when the tool failed; 3 when the starter has no MPIR symbols (the job was not run).
+when the tool failed; 3 when the starter has no MPIR symbols (the job was not run). SIGINT \
+and SIGTERM sent to the tool are forwarded to the starter (a terminal's ^C reaches it \
+directly), and the tool exits with the job's status.
+  attach model: 6 also when the starter ended while its table was read; 130 (SIGINT), 143 \
+(SIGTERM) when a signal stopped the tool before it printed anything (the job is untouched).
   2 on a usage error. Errors go to standard error; the job's output goes to standard error \
 (or --job-output), so standard output has the tool's lines or JSON alone.";
 
@@ -69,9 +94,13 @@ pub mod status {
     pub const NOT_THE_STARTER: u8 = 4;
     /// The starter's table is empty: no job spawned yet.
     pub const EMPTY_TABLE: u8 = 5;
-    /// No such process, or a zombie.
+    /// No such process, or a zombie; or it ended while it was read.
     pub const NO_PROCESS: u8 = 6;
 }
+
+/// `MPIR_ATTACH_TEST_PAUSE`: the test-only pause of the attach model (see the module
+/// documentation).
+pub const TEST_PAUSE: &str = "MPIR_ATTACH_TEST_PAUSE";
 
 /// Acquire the processes of an MPI job through MPIR (attach or launch model).
 #[derive(Parser, Debug)]
@@ -147,7 +176,7 @@ impl From<mpir_types::os::ToolError> for Failure {
         let status = match &e {
             E::NotAStarter { .. } | E::NoMpir { .. } => status::NOT_A_STARTER,
             E::NotTheStarter { .. } => status::NOT_THE_STARTER,
-            E::NoSuchProcess { .. } | E::Zombie { .. } => status::NO_PROCESS,
+            E::NoSuchProcess { .. } | E::Zombie { .. } | E::Ended { .. } => status::NO_PROCESS,
             _ => status::FAILED,
         };
         let message = match &e {
@@ -185,6 +214,30 @@ pub fn job_output(
     Ok((out, err))
 }
 
+/// Test-only: a pause at `point` (`tool: test pause: POINT` on standard error), until a line
+/// or the end of standard input, a signal caught by `interrupts`, or 10 s; for the tests of
+/// `examples/tests/faults.rs`, through `MPIR_ATTACH_TEST_PAUSE` and `MQD_DUMP_TEST_PAUSE`.
+#[cfg(target_os = "linux")]
+pub(crate) fn test_pause(tool: &str, point: &str, interrupts: &mpir_types::os::Interrupts) {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    use std::time::{Duration, Instant};
+    eprintln!("{tool}: test pause: {point}");
+    let (tx, rx) = channel();
+    // Left blocked on standard input if the pause ends otherwise: the tool ends soon after.
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::stdin().read_line(&mut line);
+        let _ = tx.send(());
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline && interrupts.caught().is_none() {
+        match rx.recv_timeout(Duration::from_millis(10)) {
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
 /// The failure for an acquisition whose table is empty ([`status::EMPTY_TABLE`]), if it is.
 pub fn empty_table(job: &model::Job) -> Option<Failure> {
     if job.procs.as_ref().is_some_and(|p| !p.is_empty()) {
@@ -213,56 +266,107 @@ mod imp {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use std::process::ExitCode;
+    use std::process::{ExitCode, ExitStatus};
 
-    use mpir_types::os::attach;
+    use mpir_types::os::{Interrupt, Interrupts, attach, ended};
 
     use super::model::Job;
     use super::{Args, Failure, empty_table, text};
 
-    pub(super) fn run(args: &Args) -> Result<ExitCode, Failure> {
-        if let Some(pid) = args.pid {
-            let job = Job::acquired("attach", &attach(pid)?);
-            if let Some(f) = empty_table(&job) {
-                return Err(f);
-            }
-            if args.json {
-                println!("{}", job.json());
-            } else {
-                eprint!("{}", text::summary(&job));
-                print!("{}", text::ranks(&job));
-            }
-            return Ok(ExitCode::SUCCESS);
+    /// The exit status of a starter's exit status: its code, or 128 + the signal's number.
+    fn status_of(status: ExitStatus) -> u8 {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(c), _) => c as u8,
+            (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
+            _ => super::status::FAILED,
         }
-        launch(args)
+    }
+
+    /// What the launch model did with a caught signal, for the message.
+    fn passed_on(i: Interrupt, starter: i32) -> String {
+        if i.from_terminal {
+            format!(
+                "caught {} from the terminal, which sent it to the starter (pid {starter}) too",
+                i.signal
+            )
+        } else {
+            format!(
+                "caught {}: forwarded to the starter (pid {starter})",
+                i.signal
+            )
+        }
+    }
+
+    pub(super) fn run(args: &Args) -> Result<ExitCode, Failure> {
+        let interrupts = Interrupts::catch()?;
+        if let Some(pid) = args.pid {
+            return attach_model(args, pid, &interrupts);
+        }
+        launch(args, interrupts)
+    }
+
+    /// The attach model: read, then print only if no signal was caught and the starter still
+    /// runs.
+    fn attach_model(args: &Args, pid: i32, interrupts: &Interrupts) -> Result<ExitCode, Failure> {
+        let read = attach(pid);
+        if read.is_ok() && std::env::var_os(super::TEST_PAUSE).is_some() {
+            super::test_pause(
+                "mpir-attach",
+                &format!("the table of starter {pid} was read"),
+                interrupts,
+            );
+        }
+        if let Some(i) = interrupts.caught() {
+            return Err(Failure {
+                message: format!(
+                    "caught {}: stopped before printing the table (nothing was printed); the \
+                     job was not touched: the attach model never stops it",
+                    i.signal
+                ),
+                status: i.exit_status(),
+            });
+        }
+        let acq = read?;
+        // Once more just before printing: a starter that ended has no job to show.
+        if let Some(e) = ended(pid, "its table was read") {
+            let f = Failure::from(e);
+            return Err(Failure {
+                message: format!("{}: its table is not printed", f.message),
+                ..f
+            });
+        }
+        let job = Job::acquired("attach", &acq);
+        if let Some(f) = empty_table(&job) {
+            return Err(f);
+        }
+        if args.json {
+            println!("{}", job.json());
+        } else {
+            eprint!("{}", text::summary(&job));
+            print!("{}", text::ranks(&job));
+        }
+        Ok(ExitCode::SUCCESS)
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    fn launch(_: &Args) -> Result<ExitCode, Failure> {
+    fn launch(_: &Args, _: Interrupts) -> Result<ExitCode, Failure> {
         Err(Failure::tool(
             "the launch model is implemented for x86-64 only",
         ))
     }
 
     #[cfg(target_arch = "x86_64")]
-    fn launch(args: &Args) -> Result<ExitCode, Failure> {
+    fn launch(args: &Args, interrupts: Interrupts) -> Result<ExitCode, Failure> {
         use std::time::Duration;
 
         use mpir_types::DebugState;
         use mpir_types::os::{
-            Acquisition, GatePolicy, LaunchOptions, MpirEvent, launch_with, trace_to_exit,
+            Acquisition, GatePolicy, LaunchOptions, MpirEvent, ToolError, launch_with,
+            trace_to_exit,
         };
 
         use super::model::{Event, ms};
-
-        fn code_of(status: std::process::ExitStatus) -> ExitCode {
-            use std::os::unix::process::ExitStatusExt;
-            match (status.code(), status.signal()) {
-                (Some(c), _) => ExitCode::from(c as u8),
-                (None, Some(sig)) => ExitCode::from(128u8.wrapping_add(sig as u8)),
-                _ => ExitCode::FAILURE,
-            }
-        }
 
         let (stdout, stderr) =
             super::job_output(args.job_output.as_deref()).map_err(Failure::tool)?;
@@ -275,6 +379,7 @@ mod imp {
                 "never" => GatePolicy::Never,
                 _ => GatePolicy::IfRequired,
             },
+            interrupts: Some(interrupts),
             ..LaunchOptions::default()
         };
         let json = args.json;
@@ -289,8 +394,25 @@ mod imp {
                 print!("{}", text::ranks(&job));
             }
         };
+        // A signal caught before the job was acquired: the starter had it too, and ended.
+        let ended_early = |e: ToolError| match (e, interrupts.caught()) {
+            (ToolError::StarterEnded { pid, status, .. }, Some(i)) => {
+                eprintln!(
+                    "mpir-attach: {}; it ended ({status}) before the job was acquired",
+                    passed_on(i, pid)
+                );
+                Ok(ExitCode::from(status_of(status)))
+            }
+            (e, _) => Err(Failure::from(e)),
+        };
         if args.trace {
-            let run = trace_to_exit(&args.command, opts, hook)?;
+            let run = match trace_to_exit(&args.command, opts, hook) {
+                Ok(run) => run,
+                Err(e) => return ended_early(e),
+            };
+            if let Some(i) = interrupts.caught() {
+                eprintln!("mpir-attach: {}", passed_on(i, run.pid));
+            }
             if json {
                 let events: Vec<Event> = run.events.iter().map(Into::into).collect();
                 let base = run.acquisition.as_ref().map_or_else(
@@ -312,9 +434,12 @@ mod imp {
                 };
                 println!("{}", job.json());
             }
-            return Ok(code_of(run.status));
+            return Ok(ExitCode::from(status_of(run.status)));
         }
-        let mut launched = launch_with(&args.command, opts, hook)?;
+        let mut launched = match launch_with(&args.command, opts, hook) {
+            Ok(l) => l,
+            Err(e) => return ended_early(e),
+        };
         if !json {
             eprintln!(
                 "mpir-attach: armed at {:?}, detached after {:.1} ms; waiting for the job",
@@ -322,7 +447,20 @@ mod imp {
                 launched.timings.detached.map_or(0.0, ms)
             );
         }
-        let status = launched.wait(None)?;
+        // `wait` forwards the caught signals; the slices let the tool say so once.
+        let mut told = false;
+        let status = loop {
+            let waited = launched.wait(Some(Duration::from_millis(100)));
+            if let (false, Some(i)) = (told, interrupts.caught()) {
+                eprintln!("mpir-attach: {}", passed_on(i, launched.pid()));
+                told = true;
+            }
+            match waited {
+                Ok(status) => break status,
+                Err(ToolError::Timeout { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        };
         if json {
             let job = Job {
                 events: Some(launched.events.iter().map(Into::into).collect()),
@@ -336,6 +474,6 @@ mod imp {
         } else {
             eprintln!("mpir-attach: the job ended: {status}");
         }
-        Ok(code_of(status))
+        Ok(ExitCode::from(status_of(status)))
     }
 }

@@ -34,10 +34,28 @@
 //! file `--job-output` names), so that standard output has the dump alone.
 //!
 //! Exit status ([`EXIT_STATUS`]): 0 when every process was dumped (and the command, if any,
-//! exited 0); 3 when a process was refused (its PML's queues cannot be shown); else 1 when a
-//! process could not be read, the starter's table could not be read or was empty, or the
-//! command could not be run or failed; 2 on a usage error (including nothing to dump: no
-//! `--pid`, `--starter` or command).
+//! exited 0); 2 on a usage error (including nothing to dump: no `--pid`, `--starter` or
+//! command); else the first that applies of: 130 or 143 (128 + the signal's number) when a
+//! `SIGINT` or `SIGTERM` stopped the tool; 3 when a process was refused (its PML's queues
+//! cannot be shown); 6 when a process (or the starter) did not exist, was a zombie, or ended
+//! while it was read (nothing of its queues is shown); 1 when a process could not be read
+//! otherwise, the starter's table could not be read or was empty, or the command could not be
+//! run or failed.
+//!
+//! A process that ends while it is read (a rank killed meanwhile) is checked for after its
+//! read, whatever the read gave: its queues are dropped, not shown as if complete, and
+//! standard error says `process PID ended while it was read`.
+//!
+//! Signals: a `SIGINT` or `SIGTERM` stops the dump before the next process, and nothing more
+//! is printed (the text of the processes dumped before it stays on standard output; the
+//! `--json` document is not printed at all), standard error says what is missing. With a
+//! command, the signal is forwarded to it (unless it came from the terminal, which sent it to
+//! the command too), and the tool waits for it to end. A second signal ends the tool at once.
+//!
+//! `MQD_DUMP_TEST_PAUSE=PID` (test-only, for `examples/tests/faults.rs`): the tool pauses
+//! right before it reads the queues of process PID (its DLL, image and types are set up),
+//! writing `mqd-dump: test pause: ...` to standard error and waiting, for at most 10 s, for a
+//! line (or the end) of standard input or a caught signal.
 
 pub mod model;
 pub mod text;
@@ -50,16 +68,29 @@ use self::model::Dump;
 
 /// Exit statuses, as `--help` lists them.
 pub const EXIT_STATUS: &str = "Exit status: 0 when every process was dumped (and the command, if \
-                           any, exited 0); 3 when a process was refused: its PML is not one \
-                           whose queues the DLL shows (Open MPI: ob1, also under monitoring), \
-                           or it could not be told; else 1 when a process could not be read, \
-                           the starter's process table could not be read or was empty, or the \
-                           command could not be run or failed; 2 on a usage error (including \
-                           nothing to dump). Errors go to standard error; the command's output \
+                           any, exited 0); 2 on a usage error (including nothing to dump); else \
+                           the first that applies of: 130 (SIGINT) or 143 (SIGTERM) when a \
+                           signal stopped the tool (nothing more is printed; with a command, \
+                           the signal is forwarded to it, unless it came from the terminal, \
+                           and the tool waits for it); 3 when a process was refused: its PML is \
+                           not one whose queues the DLL shows (Open MPI: ob1, also under \
+                           monitoring), or it could not be told; 6 when a process (or the \
+                           starter) did not exist, was a zombie, or ended while it was read; 1 \
+                           when a process could not be read otherwise, the starter's process \
+                           table could not be read or was empty, or the command could not be \
+                           run or failed. Errors go to standard error; the command's output \
                            too (or to --job-output).";
 
 /// The exit status of a run where a process was refused.
 pub const REFUSED: u8 = 3;
+
+/// The exit status of a run where a process did not exist, was a zombie or ended while it
+/// was read.
+pub const GONE: u8 = 6;
+
+/// `MQD_DUMP_TEST_PAUSE`: the test-only pause before the queues of a process (see the module
+/// documentation).
+pub const TEST_PAUSE: &str = "MQD_DUMP_TEST_PAUSE";
 
 /// Print the communicators and message queues of live MPI processes.
 #[derive(Parser, Debug)]
@@ -127,8 +158,10 @@ pub fn run(_: &Args) -> std::process::ExitCode {
 
 #[cfg(target_os = "linux")]
 mod live {
-    use std::process::{Command, ExitCode, Stdio};
-    use std::time::Duration;
+    use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+    use std::time::{Duration, Instant};
+
+    use mpir_types::os::{Interrupts, ToolError, check_alive, ended};
 
     use mqd_types::live::{
         LiveImage, LiveProcess, TypeSources, add_ob1_unexpected, dll_candidates, find_dll,
@@ -142,6 +175,13 @@ mod live {
     /// The tool: launches the command if there is one, dumps each process (text as it goes,
     /// or one JSON document at the end), waits for the command.
     pub fn run(args: &Args) -> ExitCode {
+        let interrupts = match Interrupts::catch() {
+            Ok(i) => i,
+            Err(e) => {
+                eprintln!("mqd-dump: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         let mut child = None;
         let mut starter = args.starter;
         if let Some((program, rest)) = args.command.split_first() {
@@ -164,11 +204,20 @@ mod live {
                     return ExitCode::FAILURE;
                 }
             }
-            std::thread::sleep(Duration::from_secs_f64(args.delay.max(0.0)));
+            // The delay, in slices: a caught signal ends it (and is forwarded).
+            let deadline = Instant::now() + Duration::from_secs_f64(args.delay.max(0.0));
+            while interrupts.caught().is_none() {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::sleep(left.min(Duration::from_millis(20)));
+            }
         }
         let mut pids = args.pids.clone();
         let mut ok = true;
-        if let Some(s) = starter.filter(|_| pids.is_empty()) {
+        let mut gone = false;
+        if let Some(s) = starter.filter(|_| pids.is_empty() && interrupts.caught().is_none()) {
             match mpir_types::os::attach(s) {
                 Ok(acq) if acq.procs.is_empty() => {
                     eprintln!(
@@ -181,11 +230,17 @@ mod live {
                 Ok(acq) => pids.extend(acq.ranks().map(|(_, d)| d.pid as i32)),
                 Err(e) => {
                     eprintln!("mqd-dump: cannot read the process table of starter {s}: {e}");
+                    gone |= matches!(
+                        e,
+                        ToolError::NoSuchProcess { .. }
+                            | ToolError::Zombie { .. }
+                            | ToolError::Ended { .. }
+                    );
                     ok = false;
                 }
             }
         }
-        if pids.is_empty() && ok {
+        if pids.is_empty() && ok && interrupts.caught().is_none() {
             eprintln!("mqd-dump: no process to dump (give --pid, --starter or a command)");
             ok = false;
         }
@@ -193,8 +248,21 @@ mod live {
         let mut dump = Dump {
             processes: Vec::new(),
         };
+        let mut dumped = 0;
         for &pid in &pids {
-            let p = process(pid, starter, args);
+            if let Some(c) = &child {
+                interrupts.forward_to(c.id() as i32);
+            }
+            if interrupts.caught().is_some() {
+                break;
+            }
+            let (p, ended) = process(pid, starter, args, &interrupts);
+            // Caught while this process was read: it is not shown.
+            if interrupts.caught().is_some() {
+                break;
+            }
+            dumped += 1;
+            gone |= ended;
             ok &= p.error.is_none() && p.refused.is_none();
             refused |= p.refused.is_some();
             if let Some(e) = super::text::error(&p) {
@@ -206,11 +274,26 @@ mod live {
                 print!("{}", super::text::render(&p));
             }
         }
-        if args.json {
+        if let Some(i) = interrupts.caught() {
+            let done = if dumped == 0 {
+                "before any process was dumped".to_owned()
+            } else {
+                format!("after {dumped} of {} processes", pids.len())
+            };
+            eprintln!(
+                "mqd-dump: caught {}: stopped {done}; the dump is incomplete{}",
+                i.signal,
+                if args.json {
+                    ": no document is printed"
+                } else {
+                    ""
+                }
+            );
+        } else if args.json {
             println!("{}", dump.json());
         }
-        if let Some(mut c) = child {
-            match c.wait() {
+        if let Some(c) = child {
+            match wait_command(c, &interrupts) {
                 Ok(st) if !st.success() => {
                     eprintln!("mqd-dump: the command ended with {st}");
                     ok = false;
@@ -222,31 +305,82 @@ mod live {
                 }
             }
         }
-        match (refused, ok) {
-            (true, _) => ExitCode::from(super::REFUSED),
-            (false, true) => ExitCode::SUCCESS,
-            (false, false) => ExitCode::FAILURE,
+        match (interrupts.caught(), refused, gone, ok) {
+            (Some(i), ..) => ExitCode::from(i.exit_status()),
+            (None, true, ..) => ExitCode::from(super::REFUSED),
+            (None, false, true, _) => ExitCode::from(super::GONE),
+            (None, false, false, true) => ExitCode::SUCCESS,
+            (None, false, false, false) => ExitCode::FAILURE,
         }
     }
 
-    /// What could be read of `pid`; an error ends the reading and is kept.
-    fn process(pid: i32, starter: Option<i32>, args: &Args) -> ProcessDump {
+    /// Waits for the command, forwarding the caught signals to it (and saying so once).
+    fn wait_command(mut c: Child, interrupts: &Interrupts) -> std::io::Result<ExitStatus> {
+        let mut told = false;
+        loop {
+            let forwarded = interrupts.forward_to(c.id() as i32);
+            if let Some(st) = c.try_wait()? {
+                return Ok(st);
+            }
+            if let (false, Some(i)) = (told, interrupts.caught()) {
+                if i.from_terminal {
+                    eprintln!(
+                        "mqd-dump: caught {} from the terminal, which sent it to the command \
+                         (pid {}) too; waiting for it to end",
+                        i.signal,
+                        c.id()
+                    );
+                } else if let Some(sig) = forwarded {
+                    eprintln!(
+                        "mqd-dump: caught {sig}: forwarded to the command (pid {}); waiting \
+                         for it to end",
+                        c.id()
+                    );
+                }
+                told = true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// What could be read of `pid`, and whether it had ended (or did not exist) then; an
+    /// error ends the reading and is kept. A process that ended while it was read keeps
+    /// nothing of its queues.
+    fn process(
+        pid: i32,
+        starter: Option<i32>,
+        args: &Args,
+        interrupts: &Interrupts,
+    ) -> (ProcessDump, bool) {
         let mut p = ProcessDump {
             pid,
             rank: mqd_types::live::rank_from_environment(pid),
             ..ProcessDump::default()
         };
+        if let Err(e) = check_alive(pid) {
+            p.error = Some(e.to_string());
+            return (p, true);
+        }
         let read = check_pml(pid, &mut p).and_then(|refused| match refused {
             Some(why) => {
                 p.refused = Some(why);
                 Ok(())
             }
-            None => read_into(pid, starter, args, &mut p),
+            None => read_into(pid, starter, args, &mut p, interrupts),
         });
         if let Err(e) = read {
             p.error = Some(e.to_string());
         }
-        p
+        if let Some(e) = ended(pid, "it was read") {
+            let detail = match p.error.take() {
+                Some(d) => format!(" (the read gave: {d})"),
+                None => String::new(),
+            };
+            p.error = Some(format!("{e}: none of its queues is shown{detail}"));
+            p.communicators = None;
+            return (p, true);
+        }
+        (p, false)
     }
 
     /// Whether the DLL can show the queues of `pid` truly: `Ok(None)` for an Open MPI process
@@ -289,6 +423,7 @@ mod live {
         starter: Option<i32>,
         args: &Args,
         p: &mut ProcessDump,
+        interrupts: &Interrupts,
     ) -> Result<(), mqd_types::MqdError> {
         let dll = match &args.dll {
             Some(path) => Dll::load(path)?,
@@ -331,6 +466,13 @@ mod live {
         let symbols = live.shared_symbols();
         let image = Image::new(&dll, Box::new(live))?;
         let mut process = image.process(Box::new(LiveProcess::new(pid)?))?;
+        if std::env::var(super::TEST_PAUSE).is_ok_and(|v| v == pid.to_string()) {
+            crate::mpir::test_pause(
+                "mqd-dump",
+                &format!("before the queues of process {pid}"),
+                interrupts,
+            );
+        }
         let mut comms = process.queues(&OpClass::ALL)?;
         add_ob1_unexpected(&symbols, &LiveProcess::new(pid)?, &mut comms);
         p.communicators = Some(comms.iter().map(CommunicatorDump::from).collect());

@@ -214,7 +214,8 @@ pub fn attach(pid: i32) -> Result<Acquisition, ToolError> {
 /// Hydra, PRRTE), [`ToolError::NoMpir`]; another process lacking the required
 /// symbols, [`ToolError::NotAStarter`]; an MPI process with an empty table
 /// (Open MPI's ranks load the starter's symbols too), [`ToolError::NotTheStarter`]
-/// naming the ancestor that is its starter, if one is.
+/// naming the ancestor that is its starter, if one is; a process that ended while it was read
+/// (the starter exited meanwhile), [`ToolError::Ended`], never a table.
 pub fn attach_with(pid: i32, opts: &AttachOptions) -> Result<Acquisition, ToolError> {
     let acq = attach_any(pid, opts)?;
     if acq.procs.is_empty() && acq.symbols.contains(Symbol::DebugGate) {
@@ -227,12 +228,21 @@ pub fn attach_with(pid: i32, opts: &AttachOptions) -> Result<Acquisition, ToolEr
 }
 
 /// [`attach_with`] without the check that an MPI process with an empty table is no starter.
+///
+/// A process that ends while it is read gives [`ToolError::Ended`], whatever the read gave: a
+/// table read from a dying process is no job's.
 pub(crate) fn attach_any(pid: i32, opts: &AttachOptions) -> Result<Acquisition, ToolError> {
     super::diagnose::check_alive(pid)?;
-    let table = SymbolTable::mpir_of_process(pid)?;
-    let syms = StarterSymbols::find(&table)
-        .map_err(|e| super::diagnose::refine_not_a_starter(&table, e))?;
-    let layout = target_layout(pid)?;
-    let mem = ProcessMemory::new(pid);
-    read_acquisition(pid, &mem, layout, &syms, opts)
+    let read = (|| {
+        let table = SymbolTable::mpir_of_process(pid)?;
+        let syms = StarterSymbols::find(&table)
+            .map_err(|e| super::diagnose::refine_not_a_starter(&table, e))?;
+        let layout = target_layout(pid)?;
+        let mem = ProcessMemory::new(pid);
+        read_acquisition(pid, &mem, layout, &syms, opts)
+    })();
+    match super::diagnose::ended(pid, "its MPIR data was read") {
+        Some(ended) => Err(ended),
+        None => read,
+    }
 }

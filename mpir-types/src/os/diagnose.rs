@@ -108,10 +108,29 @@ fn stat_fields(pid: i32) -> Result<(char, i32), ToolError> {
 
 /// [`ToolError::Zombie`] if process `pid` is a zombie, [`ToolError::NoSuchProcess`] if it
 /// does not exist.
-pub(crate) fn check_alive(pid: i32) -> Result<(), ToolError> {
+pub fn check_alive(pid: i32) -> Result<(), ToolError> {
     match process_state(pid)? {
         'Z' => Err(ToolError::Zombie { pid }),
         _ => Ok(()),
+    }
+}
+
+/// [`ToolError::Ended`] if process `pid` has ended (it no longer exists, or it is a zombie):
+/// what the tool read of it `during` (e.g. `"its MPIR data was read"`) is not to be taken for a
+/// live process's. `None` while it runs (or is stopped).
+pub fn ended(pid: i32, during: &'static str) -> Option<ToolError> {
+    match process_state(pid) {
+        Err(ToolError::NoSuchProcess { .. }) => Some(ToolError::Ended {
+            pid,
+            during,
+            zombie: false,
+        }),
+        Ok('Z' | 'X' | 'x') => Some(ToolError::Ended {
+            pid,
+            during,
+            zombie: true,
+        }),
+        _ => None,
     }
 }
 

@@ -9,11 +9,13 @@
 //! | [`ProcessMemory`] | [`MemoryReader`](crate::MemoryReader) over `process_vm_readv`, falling back to `/proc/PID/mem`; writes |
 //! | [`target_layout`], [`layout_from_elf_ident`] | the target's [`TargetLayout`](crate::TargetLayout) from its executable's ELF header |
 //! | [`attach()`] | the attach model: read the table of a running starter without stopping it |
-//! | [`known_launcher`], [`KnownLauncher`], [`find_starter_of`], [`process_state`], [`parent_pid`] | why a process cannot be acquired: launchers known not to implement MPIR (MPICH's Hydra, PRRTE; refused at once in both models), zombies, the starter an MPI process belongs to |
+//! | [`known_launcher`], [`KnownLauncher`], [`find_starter_of`], [`process_state`], [`parent_pid`], [`check_alive`], [`ended`] | why a process cannot be acquired: launchers known not to implement MPIR (MPICH's Hydra, PRRTE; refused at once in both models), zombies, processes that ended while they were read, the starter an MPI process belongs to |
 //! | [`launch()`], [`launch_with`], [`trace_to_exit`] | the launch model under `ptrace` (x86-64): start the starter, set `MPIR_being_debugged`, break at `MPIR_Breakpoint`, read each event, release and detach |
+//! | [`Interrupts`], [`Interrupt`] | `SIGINT` and `SIGTERM` caught by a tool, forwarded to the job it launched ([`LaunchOptions::interrupts`]) |
 //!
 //! This is the one module of the crate that uses `unsafe`: `fork`/`execve`
-//! in the launch model and `PTRACE_LISTEN`, which `nix` does not wrap.
+//! in the launch model, `PTRACE_LISTEN`, which `nix` does not wrap, and the
+//! signal handler of [`Interrupts`].
 //!
 //! Where the symbols are (Debian Open MPI 4.1.4): the starter's in
 //! `libopen-rte.so.40` (mapped by `mpiexec.openmpi`, i.e. `orterun`), the MPI
@@ -37,10 +39,13 @@ mod diagnose;
 mod launch;
 mod maps;
 mod mem;
+mod signals;
 mod symbols;
 
 pub use acquire::{AcquiredSymbol, Acquisition, AttachOptions, attach, attach_with};
-pub use diagnose::{KnownLauncher, find_starter_of, known_launcher, parent_pid, process_state};
+pub use diagnose::{
+    KnownLauncher, check_alive, ended, find_starter_of, known_launcher, parent_pid, process_state,
+};
 #[cfg(target_arch = "x86_64")]
 pub use launch::{
     ArmPoint, GateOutcome, GatePolicy, GateRelease, LaunchOptions, LaunchTimings, Launched,
@@ -48,6 +53,7 @@ pub use launch::{
 };
 pub use maps::{Mapping, parse_maps, read_maps};
 pub use mem::{ProcessMemory, WriteError};
+pub use signals::{Interrupt, Interrupts};
 pub use symbols::{LoadedObject, Sym, SymKind, SymbolTable, layout_from_elf_ident, target_layout};
 
 /// Why a tool-side operation failed.
@@ -118,6 +124,21 @@ pub enum ToolError {
     Zombie {
         /// The process.
         pid: i32,
+    },
+    /// The process ended (it no longer exists, or it is a zombie) while the tool read it: what
+    /// was read is not returned, whether the read failed or not.
+    #[error("process {pid} ended while {during} ({})", if *.zombie {
+        "it is a zombie now"
+    } else {
+        "it no longer exists"
+    })]
+    Ended {
+        /// The process.
+        pid: i32,
+        /// What the tool was doing (`"its MPIR data was read"`).
+        during: &'static str,
+        /// It is a zombie (it has exited; its parent has not reaped it), rather than gone.
+        zombie: bool,
     },
     /// Decoding the starter's memory failed (garbage, a wild pointer, a
     /// huge size, the process went away).

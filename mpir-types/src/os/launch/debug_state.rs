@@ -21,6 +21,7 @@ impl<'h> Engine<'h> {
                     if tid == self.leader {
                         // Reap what is left (threads report their ends).
                         self.finished = true;
+                        self.release_guardian();
                         return Ok(Outcome::Ended(exit_status(ws).unwrap_or_default()));
                     }
                 }

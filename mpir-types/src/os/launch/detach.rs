@@ -53,6 +53,7 @@ impl<'h> Engine<'h> {
                     if t == self.leader {
                         // The starter ended meanwhile: nothing to detach.
                         self.finished = true;
+                        self.release_guardian();
                         return Ok(());
                     }
                 }
@@ -94,11 +95,13 @@ impl<'h> Engine<'h> {
             self.threads.remove(&t);
         }
         self.finished = true;
+        self.release_guardian();
         Ok(())
     }
 
     /// Ends a starter the tool gives up on: detach if possible, `SIGTERM`,
-    /// `SIGKILL` after a grace period, reap.
+    /// `SIGKILL` after a grace period, reap. If it could not be detached, the
+    /// guardian (dropped armed with the engine) ends the MPI processes too.
     pub(super) fn abandon(&mut self) {
         let detached = self.detach_all().is_ok();
         if detached {

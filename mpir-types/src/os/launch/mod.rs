@@ -37,6 +37,23 @@
 //! the starter is detached, sent `SIGTERM`, and `SIGKILL` if it does not
 //! end within 5 s, then reaped: no stopped or orphaned starter is left.
 //!
+//! # Signals
+//!
+//! With [`LaunchOptions::interrupts`], a `SIGINT` or `SIGTERM` that a process
+//! sent to the tool is sent on to the starter at the engine's next wait
+//! (every few milliseconds, whether the starter is traced or already
+//! detached, in [`Launched::wait`]): a starter stopped at `MPIR_Breakpoint`
+//! gets it as soon as the tool lets it run, through a signal-delivery-stop
+//! that the engine passes on, and `mpiexec` then ends its job as it does
+//! without a tool. If the tool is killed instead (`SIGKILL`), the kernel
+//! kills the starter (`PTRACE_O_EXITKILL`): it cannot stay stopped at a
+//! breakpoint nobody will remove. The MPI processes it had spawned are the
+//! guardian's: a process forked at each `MPIR_DEBUG_SPAWNED` event, holding
+//! a pidfd of every descendant of the starter, that `SIGKILL`s them if the
+//! tool dies (or gives the job up) before it detaches or the starter ends
+//! (Open MPI 4.1's ranks otherwise end by themselves, except one caught in
+//! `PMIx_Init`'s handshake, which waits forever: see `guard.rs`).
+//!
 //! # Files, by phase
 //!
 //! This file holds the public types, the entry points and the engine's state;
@@ -64,6 +81,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, pipe2};
 
+use super::Interrupts;
 use super::ToolError;
 use super::acquire::{Acquisition, AttachOptions, StarterSymbols, read_acquisition};
 use super::mem::ProcessMemory;
@@ -75,6 +93,7 @@ use crate::string::TargetString;
 
 mod debug_state;
 mod detach;
+mod guard;
 mod proctable;
 mod spawn;
 
@@ -201,6 +220,10 @@ pub struct LaunchOptions {
     pub stdout: Option<OwnedFd>,
     /// The starter's standard error (default: the tool's).
     pub stderr: Option<OwnedFd>,
+    /// The tool's caught `SIGINT` and `SIGTERM`: those a process sent to the
+    /// tool are forwarded to the starter (see the module documentation).
+    /// Default: none (the tool's signals are its own business).
+    pub interrupts: Option<Interrupts>,
 }
 
 impl Default for LaunchOptions {
@@ -215,6 +238,7 @@ impl Default for LaunchOptions {
             stdin: None,
             stdout: None,
             stderr: None,
+            interrupts: None,
         }
     }
 }
@@ -238,6 +262,7 @@ pub struct Launched {
     pub timings: LaunchTimings,
     pid: Pid,
     status: Option<ExitStatus>,
+    interrupts: Option<Interrupts>,
 }
 
 /// A starter traced until it ended ([`trace_to_exit`]).
@@ -331,11 +356,16 @@ impl Launched {
 
     /// Waits for the starter to end (at most `timeout`, if given) and
     /// returns its exit status: the job's, for `mpiexec`. On timeout the
-    /// starter keeps running ([`Launched::kill`] ends it).
+    /// starter keeps running ([`Launched::kill`] ends it). A signal to
+    /// forward ([`LaunchOptions::interrupts`]) is sent to the starter
+    /// meanwhile.
     pub fn wait(&mut self, timeout: Option<Duration>) -> Result<ExitStatus, ToolError> {
         let start = Instant::now();
         let mut backoff = Backoff::new();
         loop {
+            if let Some(i) = self.interrupts {
+                i.forward_to(self.pid.as_raw());
+            }
             if let Some(status) = self.try_wait()? {
                 return Ok(status);
             }
@@ -433,6 +463,7 @@ where
         timings: engine.timings,
         pid: engine.leader,
         status: None,
+        interrupts: engine.interrupts,
     })
 }
 
@@ -521,6 +552,11 @@ struct Engine<'h> {
     timings: LaunchTimings,
     /// Set once the starter is detached or reaped; otherwise `Drop` ends it.
     finished: bool,
+    /// Signals to forward to the starter.
+    interrupts: Option<Interrupts>,
+    /// Ends the job's processes if the tool dies holding them (armed at a
+    /// spawned event, disarmed once detached or the starter ended).
+    guardian: Option<guard::Guardian>,
 }
 
 fn mpir_filter(name: &str) -> bool {
@@ -532,6 +568,14 @@ impl<'h> Engine<'h> {
         self.leader.as_raw()
     }
 
+    /// The job is the starter's again (detached, or the starter ended): the
+    /// guardian stands down.
+    pub(super) fn release_guardian(&mut self) {
+        if let Some(g) = self.guardian.take() {
+            g.disarm();
+        }
+    }
+
     pub(super) fn cont(&mut self, tid: Pid, sig: Option<Signal>) -> Result<(), ToolError> {
         self.stopped.remove(&tid);
         match ptrace::cont(tid, sig) {
@@ -541,10 +585,16 @@ impl<'h> Engine<'h> {
         }
     }
 
-    /// Waits for the next status of any traced thread.
+    /// Waits for the next status of any traced thread, forwarding the
+    /// tool's signals to the starter meanwhile.
     pub(super) fn wait_any(&mut self, what: &'static str) -> Result<(Pid, WaitStatus), ToolError> {
         let mut backoff = Backoff::new();
         loop {
+            if let Some(i) = self.interrupts {
+                // Queued if the starter is in a ptrace-stop; delivered (and reported here as a
+                // signal-delivery-stop, then passed on) once it runs.
+                i.forward_to(self.leader.as_raw());
+            }
             let tids: Vec<Pid> = self.threads.iter().copied().collect();
             for tid in tids {
                 match waitpid(tid, Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG)) {

@@ -28,6 +28,12 @@ impl<'h> Engine<'h> {
                 self.timings.spawned = Some(self.start.elapsed());
                 self.gates = self.release_gates(&acq);
                 self.acquisition = Some(acq);
+                // The job's processes exist now: guard them while the tool holds the starter.
+                if let Some(new) = super::guard::Guardian::start(self.leader) {
+                    if let Some(old) = self.guardian.replace(new) {
+                        old.disarm();
+                    }
+                }
             }
             DebugState::Aborting => {
                 if let Some(var) = syms.abort_string {

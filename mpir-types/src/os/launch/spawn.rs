@@ -272,6 +272,8 @@ impl<'h> Engine<'h> {
             armed_at: None,
             timings: LaunchTimings::default(),
             finished: false,
+            interrupts: opts.interrupts,
+            guardian: None,
         };
         drop(opts);
         // The first stop is the exec event.
