@@ -468,6 +468,102 @@ mod with_events {
         }
     }
 
+    /// At `MPI_THREAD_MULTIPLE`, where mpit-safe pools registrations instead of freeing them
+    /// (`quirks::MPICH_EVENT_REGISTRATION_RACE`: MPICH >= 4.0), against the provider, which
+    /// follows the standard: what a tool sees is what the standard says, whichever way.
+    fn thread_multiple() {
+        let (_universe, provided) =
+            mpi::initialize_with_threading(mpi::Threading::Multiple).expect("MPI_Init_thread");
+        assert_eq!(provided, mpi::Threading::Multiple);
+        let mpit = Mpit::init().unwrap();
+        let p = Events::load();
+        let ev = mpit
+            .event_index("provider_test")
+            .unwrap()
+            .expect("provider_test");
+        let pooled = mpit_safe::quirks::applies(&mpit_safe::quirks::MPICH_EVENT_REGISTRATION_RACE);
+        let before = p.0.live_registrations();
+
+        // Drops (§16.3.8.5): a callback for MPI_RESTRICTED contexts only; 5 events raised in
+        // THREAD_SAFE contexts are dropped and reported before the next delivered event.
+        let reg = mpit.register_event(ev, &NoObject).unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        {
+            let order = order.clone();
+            reg.on_event(CbSafety::MpiRestricted, move |_| {
+                order.lock().unwrap().push(0u64)
+            })
+            .unwrap();
+        }
+        {
+            let order = order.clone();
+            reg.on_dropped(move |d| {
+                assert_eq!(d.source, 0);
+                order.lock().unwrap().push(d.count)
+            })
+            .unwrap();
+        }
+        for i in 0..5 {
+            assert_eq!(p.raise(ev, CbSafety::ThreadSafe, i), 0);
+        }
+        assert_eq!(p.raise(ev, CbSafety::None, 5), 0);
+        let order = order.lock().unwrap().clone();
+        let (event_at, drops) = (
+            order
+                .iter()
+                .position(|&c| c == 0)
+                .expect("the delivered event"),
+            order.iter().filter(|&&c| c > 0).sum::<u64>(),
+        );
+        assert_eq!(drops, 5, "dropped counts reported: {order:?}");
+        assert_eq!(
+            event_at,
+            order.len() - 1,
+            "drops reported before the event: {order:?}"
+        );
+        reg.free().unwrap().wait(Duration::from_secs(5));
+
+        // Churn on one event type: every free completes, every closure is released, and the
+        // registrations MPI holds stay bounded (pooled: one, reused; otherwise none).
+        let live = Arc::new(());
+        for i in 0..1_000u64 {
+            let reg = mpit.register_event(ev, &NoObject).unwrap();
+            let keep = live.clone();
+            let seen = Arc::new(AtomicU64::new(0));
+            let s = seen.clone();
+            reg.on_event(CbSafety::AsyncSignalSafe, move |_| {
+                let _keep = &keep;
+                s.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+            assert_eq!(p.raise(ev, CbSafety::ThreadSafe, i), 0);
+            assert_eq!(
+                seen.load(Ordering::Relaxed),
+                1,
+                "cycle {i}: one event delivered"
+            );
+            assert!(
+                reg.free().unwrap().wait(Duration::from_secs(5)),
+                "cycle {i}: not freed"
+            );
+        }
+        assert_eq!(Arc::strong_count(&live), 1, "a closure was not released");
+        let held = p.0.live_registrations() - before;
+        assert_eq!(held, i32::from(pooled), "registrations MPI still holds");
+        println!(
+            "MPI_THREAD_MULTIPLE on {}: registrations {}; 5 drops reported as {:?}; 1,000 \
+             registrations churned, {held} held by MPI after",
+            mpit_safe::implementation(),
+            if pooled {
+                "pooled (never freed in MPI)"
+            } else {
+                "freed in MPI"
+            },
+            &order[..event_at],
+        );
+        drop(mpit);
+    }
+
     fn rerun(args: &[&str], mode: &str, mpiexec: bool) -> String {
         let exe = std::env::current_exe().unwrap();
         let mut cmd = if mpiexec {
@@ -528,6 +624,24 @@ mod with_events {
             false,
         );
         assert!(out.contains("single-process event checks passed"));
+    }
+
+    #[test]
+    fn thread_multiple_pooled_or_not() {
+        match std::env::var(CHILD).as_deref() {
+            Ok("multiple") => return thread_multiple(),
+            Ok(_) => return,
+            Err(_) => {}
+        }
+        let out = rerun(
+            &["--exact", "with_events::thread_multiple_pooled_or_not"],
+            "multiple",
+            false,
+        );
+        assert!(
+            out.contains("MPI_THREAD_MULTIPLE on "),
+            "the child did not report"
+        );
     }
 
     #[test]

@@ -29,6 +29,7 @@ impl TestEvent {
 pub(crate) type RaiseAt = unsafe extern "C" fn(i32, i32, u32, *const std::ffi::c_void) -> i32;
 type SetScope = unsafe extern "C" fn(i32) -> i32;
 type Counter = unsafe extern "C" fn() -> i64;
+type Live = unsafe extern "C" fn() -> i32;
 
 /// The preloaded provider's control API.
 pub(crate) struct Provider {
@@ -36,6 +37,7 @@ pub(crate) struct Provider {
     set_scope: SetScope,
     set_activity: SetScope,
     free_callbacks: Counter,
+    live: Live,
     _lib: libloading::Library,
 }
 
@@ -55,11 +57,15 @@ impl Provider {
             let free_callbacks = *lib
                 .get::<Counter>(b"mpit_provider_free_callbacks\0")
                 .unwrap();
+            let live = *lib
+                .get::<Live>(b"mpit_provider_live_registrations\0")
+                .unwrap();
             Provider {
                 raise_at,
                 set_scope,
                 set_activity,
                 free_callbacks,
+                live,
                 _lib: lib,
             }
         }
@@ -83,6 +89,12 @@ impl Provider {
     pub(crate) fn free_callbacks(&self) -> i64 {
         // SAFETY: plain C call.
         unsafe { (self.free_callbacks)() }
+    }
+
+    /// Registrations allocated and not freed (those a running raise still holds included).
+    pub(crate) fn live_registrations(&self) -> i32 {
+        // SAFETY: plain C call.
+        unsafe { (self.live)() }
     }
 
     /// Raises `provider_test` event `ev` from `source` in a context of level `context` (the
