@@ -564,6 +564,25 @@ mod with_events {
         drop(mpit);
     }
 
+    /// In a child of mode `mode`: runs `child` (for its own test) and `None`. Otherwise
+    /// re-runs test `test` as such a child (under `$MPIEXEC -n 2` if `mpiexec`) and returns
+    /// its output.
+    fn child_or_rerun(test: &str, mode: &str, child: fn(), mpiexec: bool) -> Option<String> {
+        match std::env::var(CHILD) {
+            Ok(m) => {
+                if m == mode {
+                    child();
+                }
+                None
+            }
+            Err(_) => Some(rerun(
+                &["--exact", &format!("with_events::{test}")],
+                mode,
+                mpiexec,
+            )),
+        }
+    }
+
     fn rerun(args: &[&str], mode: &str, mpiexec: bool) -> String {
         let exe = std::env::current_exe().unwrap();
         let mut cmd = if mpiexec {
@@ -613,31 +632,27 @@ mod with_events {
 
     #[test]
     fn closures_drops_free_and_streams() {
-        match std::env::var(CHILD).as_deref() {
-            Ok("single") => return single_process(),
-            Ok(_) => return,
-            Err(_) => {}
-        }
-        let out = rerun(
-            &["--exact", "with_events::closures_drops_free_and_streams"],
+        let Some(out) = child_or_rerun(
+            "closures_drops_free_and_streams",
             "single",
+            single_process,
             false,
-        );
+        ) else {
+            return;
+        };
         assert!(out.contains("single-process event checks passed"));
     }
 
     #[test]
     fn thread_multiple_pooled_or_not() {
-        match std::env::var(CHILD).as_deref() {
-            Ok("multiple") => return thread_multiple(),
-            Ok(_) => return,
-            Err(_) => {}
-        }
-        let out = rerun(
-            &["--exact", "with_events::thread_multiple_pooled_or_not"],
+        let Some(out) = child_or_rerun(
+            "thread_multiple_pooled_or_not",
             "multiple",
+            thread_multiple,
             false,
-        );
+        ) else {
+            return;
+        };
         assert!(
             out.contains("MPI_THREAD_MULTIPLE on "),
             "the child did not report"
@@ -646,16 +661,14 @@ mod with_events {
 
     #[test]
     fn two_rank_traffic_through_closures() {
-        match std::env::var(CHILD).as_deref() {
-            Ok("ranks") => return two_ranks(),
-            Ok(_) => return,
-            Err(_) => {}
-        }
-        let out = rerun(
-            &["--exact", "with_events::two_rank_traffic_through_closures"],
+        let Some(out) = child_or_rerun(
+            "two_rank_traffic_through_closures",
             "ranks",
+            two_ranks,
             true,
-        );
+        ) else {
+            return;
+        };
         assert!(out.contains("receive events from rank 1, in order"));
         assert!(out.contains("counted 17 dropped"));
         assert!(out.contains("no live closure left"));
