@@ -228,11 +228,17 @@ mod tests {
             return;
         };
         for raw in lo.saturating_sub(100)..=hi.saturating_add(100) {
-            let searched = table.iter().position(|&v| v == Some(raw)).map(|i| T::ALL[i]);
+            let searched = table
+                .iter()
+                .position(|&v| v == Some(raw))
+                .map(|i| T::ALL[i]);
             assert_eq!(T::from_raw(raw).ok(), searched, "{} {raw}", T::KIND);
         }
         for raw in [c_int::MIN, c_int::MAX, -1] {
-            let searched = table.iter().position(|&v| v == Some(raw)).map(|i| T::ALL[i]);
+            let searched = table
+                .iter()
+                .position(|&v| v == Some(raw))
+                .map(|i| T::ALL[i]);
             assert_eq!(T::from_raw(raw).ok(), searched);
         }
     }
