@@ -47,19 +47,12 @@ mod threads {
 
     /// Says so and returns `true` where the MPI raises no such event (and may not).
     fn nothing_to_show(out: &str) -> bool {
-        if !out.contains(NO_EVENTS) {
-            return false;
-        }
-        assert!(
-            !mpirun::library_configured_with_events(),
-            "this MPI says it was configured with --enable-mpit-events, but has no \
-             unexp_message_enqueued event type after MPI_Init"
-        );
-        println!(
-            "{}: this MPI raises no MPI_T events: nothing to race",
-            mpit_safe::implementation()
-        );
-        true
+        mpirun::no_event_type(
+            out,
+            NO_EVENTS,
+            "unexp_message_enqueued",
+            "this MPI raises no MPI_T events: nothing to race",
+        )
     }
 
     /// Runs this test binary's `test` as the child of a 2-rank job.

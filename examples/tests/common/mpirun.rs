@@ -120,3 +120,19 @@ pub(crate) fn rss() -> u64 {
         .expect("statm's resident field");
     pages * 4096
 }
+
+/// Whether a child's output `out` carries `marker`, its line for "no such event type here"; if
+/// so, checks that the library does not say it was configured with events (there the event type
+/// must exist) and says what the test had nothing to do.
+pub(crate) fn no_event_type(out: &str, marker: &str, event: &str, nothing: &str) -> bool {
+    if !out.contains(marker) {
+        return false;
+    }
+    assert!(
+        !library_configured_with_events(),
+        "this MPI says it was configured with --enable-mpit-events, but has no {event} event \
+         type after MPI_Init"
+    );
+    println!("{}: {nothing}", mpit_safe::implementation());
+    true
+}
