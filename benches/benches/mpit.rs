@@ -346,9 +346,51 @@ fn c_infos<T>(
     }
 }
 
+/// An enumeration as a C listing that owns its records keeps it: the name and every item's
+/// value and name, copied out.
+type KeptEnum = (Vec<u8>, Vec<(c_int, Vec<u8>)>);
+
+/// What a C listing that owns its records keeps: each variable's strings, and each
+/// enumeration resolved once (`MPI_T_enum_get_info`, `MPI_T_enum_get_item` of every item, into
+/// a fixed buffer, copied out), as `Mpit::cvars` resolves them once per listing.
+#[derive(Default)]
+struct CKept {
+    vars: Vec<Kept>,
+    enums: Vec<(sys::MPI_T_enum, KeptEnum)>,
+}
+
+impl CKept {
+    /// Resolves `e` unless this listing has (a search of the few distinct handles seen).
+    fn resolve(&mut self, e: sys::MPI_T_enum) {
+        if e == sys::MPI_T_ENUM_NULL || self.enums.iter().any(|(h, _)| *h == e) {
+            return;
+        }
+        let mut name = [0 as c_char; C_NAME];
+        let (mut num, mut len) = (0, C_NAME as c_int);
+        // SAFETY: `e` is a handle MPI_T returned in this listing; the buffer holds `len` bytes.
+        let rc = unsafe { sys::MPI_T_enum_get_info(e, &mut num, name.as_mut_ptr(), &mut len) };
+        if rc != sys::MPI_SUCCESS {
+            return;
+        }
+        let mut items = Vec::with_capacity(num.max(0) as usize);
+        let enum_name = c_str(&name).to_vec();
+        for j in 0..num {
+            let (mut value, mut len) = (0, C_NAME as c_int);
+            // SAFETY: as above; `j` is below the item count.
+            let rc =
+                unsafe { sys::MPI_T_enum_get_item(e, j, &mut value, name.as_mut_ptr(), &mut len) };
+            if rc == sys::MPI_SUCCESS {
+                items.push((value, c_str(&name).to_vec()));
+            }
+        }
+        self.enums.push((e, (enum_name, items)));
+    }
+}
+
 /// `MPI_T_cvar_get_info` of every index into fixed buffers; with `keep`, also copies each name
-/// and description out (what owning the listing costs in C too).
-fn c_cvar_infos(n: c_int, mut keep: Option<&mut Vec<Kept>>) {
+/// and description out and resolves each enumeration once (what owning the listing costs in C
+/// too).
+fn c_cvar_infos(n: c_int, mut keep: Option<&mut CKept>) {
     c_infos(
         n,
         |i, name, nl, desc, dl| {
@@ -367,7 +409,8 @@ fn c_cvar_infos(n: c_int, mut keep: Option<&mut Vec<Kept>>) {
         |_, name, desc, rest| {
             black_box(rest);
             if let Some(kept) = keep.as_deref_mut() {
-                kept.push((c_str(name).to_vec(), c_str(desc).to_vec()));
+                kept.vars.push((c_str(name).to_vec(), c_str(desc).to_vec()));
+                kept.resolve(rest.2);
             }
         },
     );
@@ -469,9 +512,9 @@ fn look<T>(record: &T) -> ControlFlow<()> {
 /// not resolved, members of categories fetched as C does, `*_visit_all`); and, in alternating
 /// rounds only, against
 /// `Mpit::cvar_info` per index (which checks the index against the count and resolves the
-/// enumeration afresh, `cvar_info_each`), and a C loop that also copies the strings out as a
-/// listing that owns them must (`cvar_info_owned`: the allocations, the floor of owned
-/// records).
+/// enumeration afresh, `cvar_info_each`), and a C loop that also copies the strings out and
+/// resolves each enumeration once, as a listing that owns them must (`cvar_info_owned`: the
+/// allocations and the enumerations, the floor of owned records).
 fn info(
     c: &mut Criterion,
     mpit: &Mpit,
@@ -502,7 +545,10 @@ fn info(
             10,
             |ops| {
                 timed(ops, || {
-                    let mut kept = Vec::with_capacity(cvars as usize);
+                    let mut kept = CKept {
+                        vars: Vec::with_capacity(cvars as usize),
+                        enums: Vec::new(),
+                    };
                     c_cvar_infos(cvars, Some(&mut kept));
                     black_box(kept);
                 })

@@ -322,14 +322,30 @@ impl<'a> MpiStr<'a> {
 
     /// [`MpiString::from_filled`], borrowing `buf`: the string a call wrote into `buf` and
     /// whose length plus one it reported, if `buf` certainly holds all of it.
-    #[inline]
+    #[inline(always)]
     pub fn from_filled(buf: &'a [u8], reported: usize) -> Option<MpiStr<'a>> {
         if reported == 0 {
             return Some(MpiStr::default());
         }
-        let with_nul = buf.get(..reported).filter(|_| reported < buf.len())?;
-        let (&nul, s) = with_nul.split_last()?;
-        (nul == 0 && !has_nul(s)).then_some(MpiStr { bytes: s })
+        if reported >= buf.len() {
+            return None;
+        }
+        let end = reported - 1;
+        // Under 16 bytes before the NUL, in a buffer of at least 16 (most names): the first NUL
+        // of one 16-byte word, found by one vector compare.
+        if end < 16 {
+            if let Some(&word) = buf.first_chunk::<16>() {
+                return (first_nul_16(word) == end).then(|| MpiStr { bytes: &buf[..end] });
+            }
+        }
+        // Up to 32 (most other names): two 16-byte words, overlapping, inline.
+        let s = &buf[..end];
+        let inside = match end {
+            0..16 => has_nul(s),
+            16..=32 => nul_16(&s[..16]) | nul_16(&s[end - 16..]),
+            _ => has_nul(s),
+        };
+        (buf[end] == 0 && !inside).then(|| MpiStr { bytes: &buf[..end] })
     }
 
     /// The bytes, without the terminating NUL.
@@ -481,6 +497,23 @@ where
     fetch_from(need, fetch)
 }
 
+/// The index of the first NUL in `word` (16 where none): the bytes compared with 0 at once
+/// (`0xff` where equal), the first match counted from the low end.
+#[inline(always)]
+fn first_nul_16(word: [u8; 16]) -> usize {
+    let nul = word.map(|c| if c == 0 { 0xff } else { 0 });
+    (u128::from_le_bytes(nul).trailing_zeros() / 8) as usize
+}
+
+/// Whether the 16 bytes of `b` hold a NUL: one vector compare.
+#[inline(always)]
+fn nul_16(b: &[u8]) -> bool {
+    match <&[u8; 16]>::try_from(b) {
+        Ok(b) => b.iter().fold(false, |found, &c| found | (c == 0)),
+        Err(_) => true,
+    }
+}
+
 /// Whether `s` holds a NUL: in blocks without an early exit inside one, which the compiler
 /// turns into vector compares (every string of a listing is checked, most of them hundreds of
 /// bytes long), the tail in one more block that overlaps the last (no call to `memchr` for a
@@ -503,7 +536,7 @@ fn has_nul(s: &[u8]) -> bool {
     let n = s.len();
     match n {
         0..16 => any_nul(s),
-        16..32 => block::<16>(&s[..16]) | block::<16>(&s[n - 16..]),
+        16..=32 => block::<16>(&s[..16]) | block::<16>(&s[n - 16..]),
         _ => s.chunks_exact(32).any(block::<32>) || block::<32>(&s[n - 32..]),
     }
 }

@@ -59,3 +59,25 @@ fn borrowed_and_owned_agree() {
     assert!(MpiStr::default().is_empty());
     assert_eq!(MpiStr::from_filled(b"x", 0), Some(MpiStr::default()));
 }
+
+proptest::proptest! {
+    /// MPI-4.1 §16.3.3: the string a call wrote is the bytes before its NUL, and its reported
+    /// length counts the NUL. `from_filled` takes a buffer whose first `reported` bytes end in
+    /// the first NUL of the buffer, and nothing else: for any bytes (NULs, bytes with the high
+    /// bit set, around the 16-byte word the short path reads) and any report.
+    #[test]
+    fn from_filled_is_the_first_nul_at_the_reported_end(
+        buf in proptest::collection::vec(
+            proptest::prop_oneof![proptest::prelude::Just(0u8), 0x7fu8..=0x81, proptest::prelude::any::<u8>()],
+            0..70,
+        ),
+        reported in 0usize..72,
+    ) {
+        let expected = match reported {
+            0 => Some(&b""[..]),
+            r if r < buf.len() && buf.iter().position(|&c| c == 0) == Some(r - 1) => Some(&buf[..r - 1]),
+            _ => None,
+        };
+        proptest::prop_assert_eq!(MpiStr::from_filled(&buf, reported).map(MpiStr::as_bytes), expected);
+    }
+}

@@ -122,8 +122,8 @@ described!(
 pub(crate) struct Resolved {
     /// `None` for a single query.
     enums: Option<RefCell<HashMap<EnumKey, Arc<EnumInfo>>>>,
-    /// The first datatype handles seen and their datatypes, in the order seen (no allocation:
-    /// a variable of yet another datatype is decoded afresh).
+    /// Datatype handles seen and their datatypes, by a hash of the handle ([`Resolved::datatype`];
+    /// no allocation).
     datatypes: [Cell<Option<(sys::MPI_Datatype, Datatype)>>; 8],
 }
 
@@ -145,21 +145,29 @@ impl Resolved {
     }
 
     /// The datatype of a handle MPI_T returned ([`RawConstant::from_raw`]), decoded once per
-    /// listing or visit.
-    #[inline]
+    /// listing or visit: a table indexed by a hash of the handle's bits (a pointer in Open
+    /// MPI, an int in MPICH), so a handle seen before costs a multiply, a load and a compare;
+    /// two handles on one slot take turns.
+    #[inline(always)]
     fn datatype(&self, raw: sys::MPI_Datatype) -> Result<Datatype> {
-        for slot in &self.datatypes {
-            match slot.get() {
-                Some((h, dt)) if h == raw => return Ok(dt),
-                Some(_) => {}
-                None => {
-                    let dt = Datatype::from_raw(raw)?;
-                    slot.set(Some((raw, dt)));
-                    return Ok(dt);
-                }
-            }
+        let bits = raw.0 as usize as u64;
+        let slot = &self.datatypes[(bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 61) as usize];
+        match slot.get() {
+            Some((h, dt)) if h == raw => Ok(dt),
+            _ => Self::decode_datatype(slot, raw),
         }
-        Datatype::from_raw(raw)
+    }
+
+    /// [`Resolved::datatype`] of a handle not in its slot: decoded and kept there.
+    #[cold]
+    #[inline(never)]
+    fn decode_datatype(
+        slot: &Cell<Option<(sys::MPI_Datatype, Datatype)>>,
+        raw: sys::MPI_Datatype,
+    ) -> Result<Datatype> {
+        let dt = Datatype::from_raw(raw)?;
+        slot.set(Some((raw, dt)));
+        Ok(dt)
     }
 }
 
@@ -304,29 +312,6 @@ impl Scratch {
     }
 }
 
-/// `len` members of a category, through one of the `MPI_T_category_get_*` entries (not called
-/// for none), appended to `out` as indices: where they are in `out`. `raw` and `out` are
-/// reused, so nothing is allocated once they are large enough.
-fn members_into(
-    raw: &mut Vec<c_int>,
-    out: &mut Vec<usize>,
-    len: usize,
-    get: impl FnOnce(&mut [c_int]) -> Result<()>,
-) -> Result<Range<usize>> {
-    let start = out.len();
-    if len > 0 {
-        raw.clear();
-        raw.resize(len, -1);
-        get(raw)?;
-        // Any negative: the sign bit of all of them or-ed (no early exit, so vector code).
-        if raw.iter().fold(0, |any, &m| any | m) < 0 {
-            return Err(Error::LengthOverflow);
-        }
-        out.extend(raw.iter().map(|&m| m as usize));
-    }
-    Ok(start..out.len())
-}
-
 /// [`Scratch::described`] with first buffers `name` and `desc`, a cut string kept in `spill`.
 #[inline(always)]
 fn described_in<'s, Q: Described>(
@@ -349,6 +334,7 @@ fn described_in<'s, Q: Described>(
 
 /// The string a first call wrote into `buf` (reporting `reported`), borrowed from `buf` where
 /// it fits, else fetched whole through `fetch` into `spill` ([`MpiString::fetch_after`]).
+#[inline(always)]
 fn filled<'s>(
     buf: &'s [u8],
     reported: usize,
@@ -357,10 +343,22 @@ fn filled<'s>(
 ) -> Result<MpiStr<'s>> {
     match MpiStr::from_filled(buf, reported) {
         Some(s) => Ok(s),
-        None => Ok(spill
-            .insert(MpiString::fetch_after(buf, reported, fetch)?)
-            .as_mpi_str()),
+        None => spilled(buf, reported, spill, fetch),
     }
+}
+
+/// [`filled`] of a string that did not fit: out of line, so that the common case stays small.
+#[cold]
+#[inline(never)]
+fn spilled<'s>(
+    buf: &[u8],
+    reported: usize,
+    spill: &'s mut Option<MpiString>,
+    fetch: impl FnMut(Option<&mut [u8]>) -> Result<usize>,
+) -> Result<MpiStr<'s>> {
+    Ok(spill
+        .insert(MpiString::fetch_after(buf, reported, fetch)?)
+        .as_mpi_str())
 }
 
 /// One call returning a value and a string through `get(buffer)` (`MPI_T_enum_get_info`,
@@ -863,33 +861,59 @@ impl<L: Level> Mpit<L> {
             described_in(&mut name[..*n], &mut desc[..*d], spill, |n, d| {
                 ffi::category_get_info(init, i, n, d)
             })?;
-        let (num_cvars, num_pvars, num_categories) = (
-            non_negative(r.num_cvars)?,
-            non_negative(r.num_pvars)?,
-            non_negative(r.num_categories)?,
-        );
-        if lists.capacity() == 0 {
-            lists.reserve(MEMBERS);
-            raw.reserve(MEMBERS);
+        let num_events = match mpit_sys::consts::HAS_EVENTS {
+            true => Some(ffi::category_get_num_events(init, i)?),
+            false => None,
+        };
+        // Any negative count: the sign bit of all of them or-ed.
+        if (r.num_cvars | r.num_pvars | r.num_categories | num_events.unwrap_or(0)) < 0 {
+            return Err(Error::LengthOverflow);
+        }
+        let [ne, num_cvars, num_pvars, num_categories] = [
+            num_events.unwrap_or(0),
+            r.num_cvars,
+            r.num_pvars,
+            r.num_categories,
+        ]
+        .map(|n| n as usize);
+        let total = ne
+            .checked_add(num_cvars)
+            .and_then(|t| t.checked_add(num_pvars))
+            .and_then(|t| t.checked_add(num_categories))
+            .ok_or(Error::LengthOverflow)?;
+        // All lists in one buffer, each written in place by its call (none for an empty one),
+        // checked once: C's calls, and no more.
+        if raw.capacity() == 0 {
+            raw.reserve(MEMBERS.max(total));
+            lists.reserve(MEMBERS.max(total));
+        }
+        raw.clear();
+        raw.resize(total, -1);
+        let (events, rest) = raw.split_at_mut(ne);
+        let (cvars, rest) = rest.split_at_mut(num_cvars);
+        let (pvars, categories) = rest.split_at_mut(num_pvars);
+        if !events.is_empty() {
+            ffi::category_get_events(init, i, events)?;
+        }
+        if !cvars.is_empty() {
+            ffi::category_get_cvars(init, i, cvars)?;
+        }
+        if !pvars.is_empty() {
+            ffi::category_get_pvars(init, i, pvars)?;
+        }
+        if !categories.is_empty() {
+            ffi::category_get_categories(init, i, categories)?;
+        }
+        // A negative (or an entry left unwritten, still -1) is refused: the sign bits or-ed,
+        // with no early exit, so vector code.
+        if raw.iter().fold(0, |any, &m| any | m) < 0 {
+            return Err(Error::LengthOverflow);
         }
         lists.clear();
-        let (num_events, events) = if mpit_sys::consts::HAS_EVENTS {
-            let ne = non_negative(ffi::category_get_num_events(init, i)?)?;
-            let events =
-                members_into(raw, lists, ne, |out| ffi::category_get_events(init, i, out))?;
-            (Some(ne), events)
-        } else {
-            (None, 0..0)
-        };
-        let cvars = members_into(raw, lists, num_cvars, |out| {
-            ffi::category_get_cvars(init, i, out)
-        })?;
-        let pvars = members_into(raw, lists, num_pvars, |out| {
-            ffi::category_get_pvars(init, i, out)
-        })?;
-        let categories = members_into(raw, lists, num_categories, |out| {
-            ffi::category_get_categories(init, i, out)
-        })?;
+        lists.extend(raw.iter().map(|&m| m as usize));
+        let (events, rest) = lists.split_at(ne);
+        let (cvars, rest) = rest.split_at(num_cvars);
+        let (pvars, categories) = rest.split_at(num_pvars);
         Ok(k(&CategoryInfoRef {
             index: i.get(),
             name,
@@ -897,11 +921,11 @@ impl<L: Level> Mpit<L> {
             num_cvars,
             num_pvars,
             num_categories,
-            num_events,
-            cvars: &lists[cvars],
-            pvars: &lists[pvars],
-            categories: &lists[categories],
-            events: &lists[events],
+            num_events: num_events.map(|_| ne),
+            cvars,
+            pvars,
+            categories,
+            events,
         }))
     }
 
