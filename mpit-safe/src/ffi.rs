@@ -38,6 +38,8 @@ pub(crate) use mpit_sys as esys;
 pub(crate) mod no_event_api;
 #[cfg(not(mpit_events))]
 pub(crate) use no_event_api as esys;
+// The queue event callbacks fill (its unsafe is here, with the rest).
+pub(crate) mod ring;
 
 use crate::init::level::{Level, Multiple};
 use crate::object::MpiObject;

@@ -1,0 +1,322 @@
+//! The bounded queue behind an [`EventStream`](crate::EventStream): many producers (event
+//! callbacks, on any thread, in a signal handler at `MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE`), one
+//! consumer at a time.
+//!
+//! Why not crossbeam's `ArrayQueue`, which it replaces: its consumer writes a stamp into every
+//! slot it empties, so each push began with a load of a cache line the consumer's core owned.
+//! Here the consumer writes no slot: a slot says it is full by the position written into it (a
+//! producer's store), and the consumer frees slots by publishing how far it has read (one
+//! store per batch), which producers load only when the queue looks full. Producers claim
+//! positions with one compare-and-swap and never wait: a full queue refuses the value, which
+//! the stream counts as dropped. With a consumer draining every millisecond (events bench,
+//! mpich-ev, against a C callback doing the same copy on the same producer thread): 0.81 × that
+//! ceiling with TSC stamps and 0.92 with monotonic ones before, 0.89 and 0.93 with this queue.
+
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use crossbeam::utils::CachePadded;
+
+/// One value's place, a cache line or more of its own, so that producers writing neighbouring
+/// positions do not share lines.
+#[repr(C, align(64))]
+struct Slot<T> {
+    /// The last position written here, plus one, truncated to 32 bits: the consumer at
+    /// position `p` takes the value when this reads `p + 1`. A stale value is from one lap
+    /// before (`p + 1 - slots`), never equal while there are fewer than 2³² slots.
+    seq: AtomicU32,
+    value: UnsafeCell<MaybeUninit<T>>,
+}
+
+/// Bytes of a slot holding a `T` (a multiple of the 64-byte line).
+pub(crate) const fn slot_size<T>() -> usize {
+    std::mem::size_of::<Slot<T>>()
+}
+
+/// A bounded multi-producer queue read by one consumer at a time ([`Ring::reader`]).
+pub(crate) struct Ring<T> {
+    slots: Box<[Slot<T>]>,
+    /// The values the queue may hold at once (at most `slots.len()`).
+    capacity: u64,
+    /// The next position a producer claims.
+    tail: CachePadded<AtomicU64>,
+    /// The first position the consumer has not read, as last published by it: every slot
+    /// before it is free.
+    head: CachePadded<AtomicU64>,
+    /// `head` as a producer last loaded it, for the producers: they load `head` itself only when
+    /// this says the queue is full, not once per value (a line the consumer writes while it
+    /// reads would cost each value a miss).
+    seen_head: CachePadded<AtomicU64>,
+    /// Taken by the consumer while it reads (consumers are threads, never signal handlers).
+    reading: Mutex<()>,
+    /// Values read between two stores of `head` (an eighth of the capacity, at most 1024): a
+    /// line the producers read when they find the queue full.
+    publish: u64,
+}
+
+// SAFETY: values move from producers to the consumer, so `T: Send` is what sharing the ring
+// across threads needs; every access to a slot's value is exclusive by the protocol (a
+// position is claimed by one producer through the compare-and-swap on `tail`, and read by
+// the one consumer holding `reading` after the producer's release store of `seq`).
+unsafe impl<T: Send> Send for Ring<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Ring<T> {}
+
+impl<T> Ring<T> {
+    /// A queue of `capacity` values (at least one, at most 2³⁰).
+    pub(crate) fn new(capacity: usize) -> Ring<T> {
+        let capacity = capacity.clamp(1, 1 << 30);
+        let slots = (0..capacity.next_power_of_two())
+            .map(|_| Slot {
+                seq: AtomicU32::new(0),
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+            })
+            .collect();
+        Ring {
+            slots,
+            capacity: capacity as u64,
+            tail: CachePadded::new(AtomicU64::new(0)),
+            head: CachePadded::new(AtomicU64::new(0)),
+            seen_head: CachePadded::new(AtomicU64::new(0)),
+            reading: Mutex::new(()),
+            publish: (capacity as u64 / 8).clamp(1, 1024),
+        }
+    }
+
+    /// The index of the slot of position `pos` (the slot count is a power of two).
+    #[inline(always)]
+    fn index(&self, pos: u64) -> usize {
+        (pos & (self.slots.len() as u64 - 1)) as usize
+    }
+
+    /// Appends the value `make(slot)` makes, `slot` being the index of the slot it goes to (in
+    /// `0..`[`Ring::slots`]), or returns `false` without calling `make` if the queue is full.
+    /// Lock-free and allocation-free: valid in a signal handler. The slot is claimed while
+    /// `make` runs: it must be short and must not panic (the consumer would wait at it).
+    #[inline]
+    pub(crate) fn push_with(&self, make: impl FnOnce(usize) -> T) -> bool {
+        let mut pos = self.tail.load(Ordering::Relaxed);
+        loop {
+            // Acquire, on `head` or through `seen_head` (stored with release after an acquire
+            // load of `head`): the consumer's reads of the slots before it happen before our
+            // write into one of them.
+            let mut head = self.seen_head.load(Ordering::Acquire);
+            if pos.wrapping_sub(head) >= self.capacity {
+                head = self.head.load(Ordering::Acquire);
+                self.seen_head.fetch_max(head, Ordering::AcqRel);
+                if pos.wrapping_sub(head) >= self.capacity {
+                    return false;
+                }
+            }
+            match self.tail.compare_exchange_weak(
+                pos,
+                pos + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => pos = now,
+            }
+        }
+        let index = self.index(pos);
+        let slot = &self.slots[index];
+        let value = make(index);
+        // SAFETY: position `pos` is ours alone (claimed above), and its slot is free: the
+        // consumer has read position `pos - slots` or earlier ones only up to `head`, and
+        // `pos - head < capacity <= slots`, so the value of the slot's previous lap was read
+        // (moved out) before `head` passed it.
+        unsafe { (*slot.value.get()).write(value) };
+        slot.seq
+            .store((pos as u32).wrapping_add(1), Ordering::Release);
+        true
+    }
+
+    /// Appends `value`, or gives it back if the queue is full ([`Ring::push_with`]).
+    #[cfg(test)]
+    pub(crate) fn push(&self, value: T) -> Result<(), T> {
+        let mut value = Some(value);
+        match self.push_with(|_| value.take().unwrap()) {
+            true => Ok(()),
+            false => Err(value.take().unwrap()),
+        }
+    }
+
+    /// How many slots there are (the indices `push_with` and `pop` give are below it).
+    pub(crate) fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// How many values are waiting (claimed and not yet read; a value being written counts).
+    pub(crate) fn len(&self) -> usize {
+        let tail = self.tail.load(Ordering::Acquire);
+        let head = self.head.load(Ordering::Acquire);
+        tail.saturating_sub(head) as usize
+    }
+
+    /// The consumer side, taken for as long as the reader lives (another consumer waits).
+    pub(crate) fn reader(&self) -> Reader<'_, T> {
+        let guard = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+        Reader {
+            ring: self,
+            pos: self.head.load(Ordering::Relaxed),
+            published: self.head.load(Ordering::Relaxed),
+            _guard: guard,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Ring<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ring")
+            .field("capacity", &self.capacity)
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> Drop for Ring<T> {
+    fn drop(&mut self) {
+        // No producer is left (they share the ring): drop what was written and not read.
+        let mut reader = Reader {
+            ring: self,
+            pos: self.head.load(Ordering::Relaxed),
+            published: self.head.load(Ordering::Relaxed),
+            _guard: self.reading.lock().unwrap_or_else(|e| e.into_inner()),
+        };
+        while reader.pop().is_some() {}
+    }
+}
+
+/// The consumer of a [`Ring`], reading in order; it frees what it read for the producers every
+/// few values (`Ring::publish`) and when dropped.
+pub(crate) struct Reader<'r, T> {
+    ring: &'r Ring<T>,
+    pos: u64,
+    published: u64,
+    _guard: MutexGuard<'r, ()>,
+}
+
+impl<T> Reader<'_, T> {
+    /// The next value and the index of its slot, if it has been written.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<(usize, T)> {
+        let index = self.ring.index(self.pos);
+        let slot = &self.ring.slots[index];
+        if slot.seq.load(Ordering::Acquire) != (self.pos as u32).wrapping_add(1) {
+            return None;
+        }
+        // SAFETY: `seq` says position `pos` was written (the acquire load pairs with the
+        // producer's release store), and only this reader (holding `reading`) reads it, once:
+        // `pos` moves past it now.
+        let value = unsafe { (*slot.value.get()).assume_init_read() };
+        self.pos += 1;
+        if self.pos - self.published >= self.ring.publish {
+            self.publish();
+        }
+        Some((index, value))
+    }
+
+    /// Frees the slots read so far.
+    fn publish(&mut self) {
+        self.ring.head.store(self.pos, Ordering::Release);
+        self.published = self.pos;
+    }
+}
+
+impl<T> Drop for Reader<'_, T> {
+    fn drop(&mut self) {
+        self.publish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn fifo_bounded_and_refilled() {
+        let r = Ring::new(3);
+        for i in 0..3 {
+            assert_eq!(r.push(i), Ok(()));
+        }
+        assert_eq!(r.push(9), Err(9), "holds exactly its capacity");
+        assert_eq!(r.len(), 3);
+        {
+            let mut rd = r.reader();
+            assert_eq!((rd.pop(), rd.pop()), (Some((0, 0)), Some((1, 1))));
+        }
+        assert_eq!(r.push(3), Ok(()));
+        assert_eq!(r.push(4), Ok(()));
+        assert_eq!(r.push(5), Err(5));
+        let mut rd = r.reader();
+        let got: Vec<_> = std::iter::from_fn(|| rd.pop()).collect();
+        assert_eq!(
+            got,
+            [(2, 2), (3, 3), (0, 4)],
+            "slot indices wrap at 4 slots"
+        );
+    }
+
+    #[test]
+    fn unread_values_are_dropped_with_the_ring() {
+        let v = Arc::new(());
+        let r = Ring::new(8);
+        for _ in 0..5 {
+            r.push(Arc::clone(&v)).unwrap();
+        }
+        r.reader().pop();
+        assert_eq!(Arc::strong_count(&v), 5);
+        drop(r);
+        assert_eq!(Arc::strong_count(&v), 1);
+    }
+
+    /// Many producers, one consumer reading meanwhile: every value pushed is read once, in
+    /// each producer's order, and every refused one was refused while the queue was full.
+    #[test]
+    fn producers_and_a_consumer() {
+        const P: u64 = 4;
+        const N: u64 = 50_000;
+        let r = Arc::new(Ring::new(64));
+        let refused = Arc::new(AtomicU64::new(0));
+        let producers: Vec<_> = (0..P)
+            .map(|p| {
+                let (r, refused) = (Arc::clone(&r), Arc::clone(&refused));
+                std::thread::spawn(move || {
+                    for i in 0..N {
+                        if r.push((p, i)).is_err() {
+                            refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut last = [None::<u64>; P as usize];
+        let mut read = 0u64;
+        let done = || producers.iter().all(|h| h.is_finished());
+        loop {
+            let finished = done();
+            let mut rd = r.reader();
+            while let Some((_, (p, i))) = rd.pop() {
+                let prev = &mut last[p as usize];
+                assert!(
+                    prev.is_none_or(|q| q < i),
+                    "producer {p}: {i} after {prev:?}"
+                );
+                *prev = Some(i);
+                read += 1;
+            }
+            drop(rd);
+            if finished && r.len() == 0 {
+                break;
+            }
+        }
+        for h in producers {
+            h.join().unwrap();
+        }
+        assert_eq!(read + refused.load(Ordering::Relaxed), P * N);
+        assert!(read > 0);
+    }
+}
