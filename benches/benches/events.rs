@@ -253,13 +253,8 @@ mod run {
             f();
             N as f64 / t.elapsed().as_secs_f64()
         };
-        let mut stream_lines = Vec::new();
-        for source in [0, 3] {
-            let name = mpit.source_info(source as usize).unwrap().name.to_string();
-            // The C ceilings: the provider alone into a raw C callback, and a C callback doing
-            // what the stream's callback does (copy, source, timestamp) without a queue.
-            let reg = raw_registration();
-            let raw_rate = rate(&|| raise_n(source, N));
+        // Puts the C callback doing a stream's copy on a raw registration (replacing its own).
+        let copy_callback = |reg| {
             // SAFETY: live registration; C-signature callback touching only statics.
             unsafe {
                 sys::MPI_T_event_register_callback(
@@ -270,6 +265,15 @@ mod run {
                     Some(raw_copy_cb),
                 );
             }
+        };
+        let mut stream_lines = Vec::new();
+        for source in [0, 3] {
+            let name = mpit.source_info(source as usize).unwrap().name.to_string();
+            // The C ceilings: the provider alone into a raw C callback, and a C callback doing
+            // what the stream's callback does (copy, source, timestamp) without a queue.
+            let reg = raw_registration();
+            let raw_rate = rate(&|| raise_n(source, N));
+            copy_callback(reg);
             let copies = RAW_COPIES.load(Ordering::Relaxed);
             let raw_copy_rate = rate(&|| raise_n(source, N));
             assert_eq!(RAW_COPIES.load(Ordering::Relaxed) - copies, N as u64);
@@ -304,16 +308,7 @@ mod run {
             let (mut received, mut dropped) = (0u64, 0u64);
             for _ in 0..7 {
                 let reg = raw_registration();
-                // SAFETY: live registration; C-signature callback touching only statics.
-                unsafe {
-                    sys::MPI_T_event_register_callback(
-                        reg,
-                        sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE as sys::MPI_T_cb_safety,
-                        sys::MPI_INFO_NULL,
-                        std::ptr::null_mut(),
-                        Some(raw_copy_cb),
-                    );
-                }
+                copy_callback(reg);
                 let (c_rate, _) = threaded(&|| 0);
                 free_raw(reg);
                 // Registered for its own rounds only (a registration sees every event raised).
