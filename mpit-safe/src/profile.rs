@@ -732,6 +732,9 @@ struct Probe<'s, L: Level> {
     /// The previous value of a counter, timer, aggregate or watermark: deltas and moves are
     /// measured from it. NaN before a watermark's first value.
     last: f64,
+    /// The previous value of a one-element unsigned counter, timer or aggregate, whose
+    /// deltas are taken in integers (`last` unused).
+    prev: u64,
     /// Index of the variable's column.
     column: u32,
     /// Offset of the column's accumulators in each node's `acc`.
@@ -768,7 +771,7 @@ fn read_sum<L: Level>(
     mut out: Option<&mut Vec<f64>>,
 ) -> Result<f64> {
     macro_rules! lane {
-        ($buf:ident) => {{
+        ($buf:ident, $acc:ty) => {{
             // A buffer shorter than `n` (never: scratch grows with the handles) is refused
             // by the read, not sliced: the sampling loop never panics.
             let all = &mut s.$buf;
@@ -778,25 +781,23 @@ fn read_sum<L: Level>(
                 &mut all[..]
             };
             ffi::pvar_read(h, buf)?;
-            let mut sum = 0.0;
-            for &x in buf.iter() {
-                let v = x as f64;
-                sum += v;
-                if let Some(o) = out.as_deref_mut() {
-                    o.push(v);
-                }
+            if let Some(o) = out.as_deref_mut() {
+                o.extend(buf.iter().map(|&x| x as f64));
             }
-            Ok(sum)
+            // Integers summed as integers (wide enough for any count of them), converted once.
+            Ok(buf
+                .iter()
+                .fold(<$acc>::default(), |sum, &x| sum + <$acc>::from(x)) as f64)
         }};
     }
     match lane {
-        Lane::I32 => lane!(i32),
-        Lane::U32 => lane!(u32),
-        Lane::I64 => lane!(i64),
-        Lane::U64 => lane!(u64),
-        Lane::F64 => lane!(f64),
-        Lane::U8 => lane!(u8),
-        Lane::I16 => lane!(i16),
+        Lane::I32 => lane!(i32, i128),
+        Lane::U32 => lane!(u32, u128),
+        Lane::I64 => lane!(i64, i128),
+        Lane::U64 => lane!(u64, u128),
+        Lane::F64 => lane!(f64, f64),
+        Lane::U8 => lane!(u8, u128),
+        Lane::I16 => lane!(i16, i128),
     }
 }
 
@@ -823,6 +824,10 @@ struct State<'s, L: Level> {
     probes: Vec<Probe<'s, L>>,
     /// How many of `probes` (the first) have one element ([`State::replan`]).
     ones: usize,
+    /// The runs of one-element probes of one decoding and one kind, in order: where each
+    /// ends in `probes` ([`State::replan`]). The sampling loop goes run by run, each without
+    /// a branch on the decoding or the kind.
+    runs: Vec<(Decode, Kind, u32)>,
     nodes: Vec<Node>,
     stack: Vec<Frame>,
     /// [`Profiler::stop`] ran: nothing more is measured.
@@ -936,6 +941,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             probes: Vec::new(),
             slots: Vec::new(),
             ones: 0,
+            runs: Vec::new(),
             layout: Vec::new(),
             zero: Vec::new(),
             scratch: Scratch::default(),
@@ -1139,9 +1145,16 @@ impl<'s, L: Level> Profiler<'s, L> {
             Err(_) => (none, 1),
         };
         let (decode, shift) = Decode::of(lane);
+        // The exact baseline of a one-element unsigned counter, for its integer deltas.
+        let mut word = [0u8; 8];
+        let prev = match count == 1 && decode == Decode::Unsigned && kind == Kind::Delta {
+            true if ffi::pvar_read(&handle, &mut word).is_ok() => unsigned(word, shift),
+            _ => 0,
+        };
         st.probes.push(Probe {
             handle,
             last,
+            prev,
             column: column as u32,
             at: st.layout.get(column).map_or(u32::MAX, |l| l.1),
             // Handles are allocated by the thousand at most: `count` fits (else it reads as
@@ -1617,6 +1630,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         }
         let (ns_per_tick, duration_ns) = clock.calibrate();
         st.ones = 0;
+        st.runs.clear();
         let probes = std::mem::take(&mut st.probes);
         for (probe, slot) in probes.into_iter().zip(std::mem::take(&mut st.slots)) {
             st.retire(probe, slot);
@@ -1806,16 +1820,22 @@ impl<'s, L: Level> State<'s, L> {
         c
     }
 
-    /// Orders the probes (and their slots): those of one element first, by kind (the
-    /// sampling loop's branch on the kind then goes one way for a run of them); after handles
-    /// came or went.
+    /// Orders the probes (and their slots): those of one element first, in runs of one
+    /// decoding and one kind (the sampling loop's [`State::runs`]); after handles came or went.
     fn replan(&mut self) {
         let probes = std::mem::take(&mut self.probes);
         let slots = std::mem::take(&mut self.slots);
         let mut pairs: Vec<(Probe<'s, L>, Slot)> = probes.into_iter().zip(slots).collect();
-        // Stable: within a kind, the order of allocation.
-        pairs.sort_by_key(|(p, _)| (p.count != 1, p.kind));
+        // Stable: within a run, the order of allocation.
+        pairs.sort_by_key(|(p, _)| (p.count != 1, p.decode as u8, p.kind));
         self.ones = pairs.iter().take_while(|(p, _)| p.count == 1).count();
+        self.runs.clear();
+        for (i, (p, _)) in pairs[..self.ones].iter().enumerate() {
+            match self.runs.last_mut() {
+                Some((d, k, end)) if (*d, *k) == (p.decode, p.kind) => *end = i as u32 + 1,
+                _ => self.runs.push((p.decode, p.kind, i as u32 + 1)),
+            }
+        }
         (self.probes, self.slots) = pairs.into_iter().unzip();
     }
 
@@ -1876,15 +1896,17 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 /// [`sample`], inlined into the two hot paths of call mode (the entry and the exit of a
 /// call not chosen for timing).
 ///
-/// One loop over the one-element probes with no jump table: each is read into 8 zeroed bytes
-/// and decoded by its shift ([`Decode::value`]); counters, timers and
-/// aggregates (most variables) and states are attributed inline (a compare, a subtraction and
-/// an addition for a counter), the other kinds and a counter's reset out of line.
+/// The one-element probes go run by run ([`State::runs`]), each run a loop with its decoding
+/// and its kind fixed: each probe is read into 8 zeroed bytes and decoded by its shift
+/// ([`Decode::value`]); counters, timers and aggregates (most variables) and states are
+/// attributed inline (a compare, a subtraction and an addition for a counter), the other kinds
+/// and a counter's reset out of line.
 #[inline(always)]
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let State {
         probes,
         ones,
+        runs,
         scratch,
         nodes,
         ..
@@ -1895,30 +1917,118 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let acc = &mut n.acc[..];
     let ones = (*ones).min(probes.len());
     let (one, multi) = probes.split_at_mut(ones);
-    for p in one {
-        let mut buf = [0u8; 8];
-        if ffi::pvar_read(&p.handle, &mut buf).is_err() {
-            read_failed(p);
-            continue;
-        }
-        let v = p.decode.value(buf, p.shift);
-        // One comparison: `at + 2` cannot overflow (`at` is a u32).
-        let at = p.at as usize;
-        if p.kind == Kind::Delta {
-            if let Some([sum]) = acc.get_mut(at..at + 1) {
-                add_delta(&mut p.last, sum, v);
-            }
-        } else if p.kind == Kind::Raw {
-            if let Some([seen, last]) = acc.get_mut(at..at + 2) {
-                (*seen, *last) = (1.0, v);
-            }
-        } else if let Some(a) = acc.get_mut(at..) {
-            observe_out_of_line(&mut p.last, p.kind, a, v);
+    let mut start = 0;
+    for &(decode, kind, end) in runs.iter() {
+        let end = (end as usize).clamp(start, one.len());
+        let run = &mut one[start..end];
+        start = end;
+        match (decode, kind) {
+            (Decode::Unsigned, Kind::Delta) => sample_run::<UNSIGNED, DELTA, L>(run, acc),
+            (Decode::Signed, Kind::Delta) => sample_run::<SIGNED, DELTA, L>(run, acc),
+            (Decode::Float, Kind::Delta) => sample_run::<FLOAT, DELTA, L>(run, acc),
+            (Decode::Unsigned, Kind::Raw) => sample_run::<UNSIGNED, RAW, L>(run, acc),
+            (Decode::Signed, Kind::Raw) => sample_run::<SIGNED, RAW, L>(run, acc),
+            (Decode::Float, Kind::Raw) => sample_run::<FLOAT, RAW, L>(run, acc),
+            (Decode::Unsigned, _) => sample_run::<UNSIGNED, OTHER, L>(run, acc),
+            (Decode::Signed, _) => sample_run::<SIGNED, OTHER, L>(run, acc),
+            (Decode::Float, _) => sample_run::<FLOAT, OTHER, L>(run, acc),
         }
     }
     if !multi.is_empty() {
         sample_multi(multi, acc, scratch);
     }
+}
+
+/// The decodings and kinds of [`sample_run`], as constants.
+const UNSIGNED: u8 = Decode::Unsigned as u8;
+const SIGNED: u8 = Decode::Signed as u8;
+const FLOAT: u8 = Decode::Float as u8;
+const DELTA: u8 = 0;
+const RAW: u8 = 1;
+const OTHER: u8 = 2;
+
+/// Samples a run of one-element probes of decoding `D` and kind `K` (`OTHER`: each probe's
+/// own kind, out of line).
+#[inline(always)]
+fn sample_run<const D: u8, const K: u8, L: Level>(run: &mut [Probe<'_, L>], acc: &mut [f64]) {
+    for p in run {
+        let mut buf = [0u8; 8];
+        if ffi::pvar_read(&p.handle, &mut buf).is_err() {
+            read_failed(p);
+            continue;
+        }
+        let at = p.at as usize;
+        if D == UNSIGNED && K == DELTA {
+            if let Some(sum) = acc.get_mut(at) {
+                add_unsigned_delta(&mut p.prev, sum, unsigned(buf, p.shift));
+            }
+            continue;
+        }
+        let v = decode_as::<D>(buf, p.shift);
+        match K {
+            DELTA => {
+                if let Some(sum) = acc.get_mut(at) {
+                    add_delta(&mut p.last, sum, v);
+                }
+            }
+            RAW => {
+                // One comparison: `at + 2` cannot overflow (`at` is a u32).
+                if let Some([seen, last]) = acc.get_mut(at..at + 2) {
+                    (*seen, *last) = (1.0, v);
+                }
+            }
+            _ => {
+                if let Some(a) = acc.get_mut(at..) {
+                    observe_out_of_line(&mut p.last, p.kind, a, v);
+                }
+            }
+        }
+    }
+}
+
+/// [`Decode::value`] of decoding `D`, known at compile time.
+#[inline(always)]
+fn decode_as<const D: u8>(buf: [u8; 8], shift: u8) -> f64 {
+    match D {
+        UNSIGNED => Decode::Unsigned.value(buf, shift),
+        SIGNED => Decode::Signed.value(buf, shift),
+        _ => Decode::Float.value(buf, shift),
+    }
+}
+
+/// The unsigned value of width `64 - shift` bits in the 8 bytes `buf` ([`Decode::of`]).
+#[inline(always)]
+fn unsigned(buf: [u8; 8], shift: u8) -> u64 {
+    let shift = u32::from(shift);
+    let raw = u64::from_ne_bytes(buf);
+    // The value's most significant bit to bit 63, then back: the bytes after it cleared.
+    let top = if cfg!(target_endian = "little") {
+        raw << shift
+    } else {
+        raw
+    };
+    top >> shift
+}
+
+/// An unsigned counter's read `v`: the delta since `prev` added to `sum`, taken in integers
+/// (a value below `prev` is a reset: counted from 0). The delta converts to `f64` as a signed
+/// integer, one instruction where x86-64 takes seven for a `u64`.
+#[inline(always)]
+fn add_unsigned_delta(prev: &mut u64, sum: &mut f64, v: u64) {
+    let d = if v >= *prev { v - *prev } else { v };
+    *prev = v;
+    *sum += match i64::try_from(d) {
+        Ok(d) => d as f64,
+        Err(_) => huge(d),
+    };
+}
+
+/// A delta of 2⁶³ or more as an `f64` (never seen; out of line so that the common case keeps
+/// its one-instruction conversion).
+#[cold]
+#[inline(never)]
+fn huge(d: u64) -> f64 {
+    d as f64
 }
 
 /// Samples the probes of several elements: their sums, read through the scratch buffers.
@@ -1986,9 +2096,11 @@ fn add_delta(prev: &mut f64, sum: &mut f64, v: f64) {
     if v >= *prev && v < f64::INFINITY {
         *sum += v - *prev;
         *prev = v;
-    } else {
+    } else if v.is_trackable() {
         add_delta_reset(prev, sum, v);
     }
+    // Else a value that cannot be tracked (NaN, infinite, negative: MPICH 4.0.2's timers read
+    // -1.8e9 until used) is ignored, inline: a run of them costs no call each.
 }
 
 /// [`add_delta`] of a value below the last one (a reset since: restarted at 0) or one that
@@ -2117,6 +2229,31 @@ mod tests {
                 observe(&mut last, Kind::Delta, &mut a, v);
             }
             prop_assert_eq!(Kind::Delta.metric(&a), Metric::Delta { sum: t.total() });
+        }
+
+        /// The same rule for the one-element unsigned counters, whose deltas the sampling loop
+        /// takes in integers: the same total as `DeltaTracker`'s over the values as `u64`
+        /// (exactly while the total stays below 2⁵³), every lane's width decoded by `unsigned`.
+        #[test]
+        fn unsigned_deltas_follow_delta_tracker(
+            base in 0u64..1 << 40,
+            vs in proptest::collection::vec(
+                prop_oneof![0u64..1 << 20, (1u64 << 40)..1 << 45, Just(0u64)],
+                0..64,
+            ),
+        ) {
+            let mut t = DeltaTracker::starting_at(base);
+            let (mut prev, mut sum) = (base, 0.0);
+            for &v in &vs {
+                t.observe(v);
+                let (_, shift) = Decode::of(Lane::U64);
+                add_unsigned_delta(&mut prev, &mut sum, unsigned(written(v.to_ne_bytes()), shift));
+            }
+            prop_assert_eq!(sum, t.total() as f64);
+            let (_, shift) = Decode::of(Lane::U32);
+            prop_assert_eq!(unsigned(written((base as u32).to_ne_bytes()), shift), u64::from(base as u32));
+            let (_, shift) = Decode::of(Lane::U8);
+            prop_assert_eq!(unsigned(written([base as u8]), shift), u64::from(base as u8));
         }
 
         /// MPI-4.1 §16.3.7: a high (low) watermark only moves up (down) until it is reset; the
