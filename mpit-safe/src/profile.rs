@@ -759,6 +759,44 @@ struct Slot {
     first: Vec<f64>,
 }
 
+/// A sum of a handle's elements as an `f64`.
+trait Wide: Default {
+    fn wide(self) -> f64;
+}
+
+impl Wide for i128 {
+    /// As a signed 64-bit integer where it fits (one instruction; a 128-bit one is a call).
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        match i64::try_from(self) {
+            Ok(x) => x as f64,
+            Err(_) => wide_slow(self),
+        }
+    }
+}
+
+impl Wide for u128 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        // Sums of at most 2³² elements of 64 bits: below 2⁹⁶.
+        (self as i128).wide()
+    }
+}
+
+impl Wide for f64 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self
+    }
+}
+
+/// [`Wide::wide`] of a sum of 2⁶³ or more (never seen).
+#[cold]
+#[inline(never)]
+fn wide_slow(x: i128) -> f64 {
+    x as f64
+}
+
 /// Reads a handle's elements through the scratch buffer of its lane: the sum, and the elements
 /// into `out` when given. Out of line: the sampling loop then keeps no scratch buffer in
 /// registers for the one-element handles, most of them.
@@ -785,9 +823,10 @@ fn read_sum<L: Level>(
                 o.extend(buf.iter().map(|&x| x as f64));
             }
             // Integers summed as integers (wide enough for any count of them), converted once.
-            Ok(buf
-                .iter()
-                .fold(<$acc>::default(), |sum, &x| sum + <$acc>::from(x)) as f64)
+            Ok(Wide::wide(
+                buf.iter()
+                    .fold(<$acc>::default(), |sum, &x| sum + <$acc>::from(x)),
+            ))
         }};
     }
     match lane {
@@ -2036,6 +2075,11 @@ fn huge(d: u64) -> f64 {
 fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mut Scratch) {
     for p in ps {
         match read_sum(&p.handle, p.lane, p.count as usize, scratch, None) {
+            Ok(v) if p.kind == Kind::Delta => {
+                if let Some(sum) = acc.get_mut(p.at as usize) {
+                    add_delta(&mut p.last, sum, v);
+                }
+            }
             Ok(v) => {
                 if let Some(a) = acc.get_mut(p.at as usize..) {
                     observe(&mut p.last, p.kind, a, v);
