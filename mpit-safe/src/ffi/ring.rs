@@ -107,6 +107,13 @@ impl<T> Ring<T> {
                 head = self.head.load(Ordering::Acquire);
                 self.seen_head.fetch_max(head, Ordering::AcqRel);
                 if pos.wrapping_sub(head) >= self.capacity {
+                    // Full, unless `pos` is stale: other producers and the consumer may have
+                    // gone past it while this one waited (`head` beyond `pos` wraps around).
+                    let now = self.tail.load(Ordering::Relaxed);
+                    if now != pos {
+                        pos = now;
+                        continue;
+                    }
                     return false;
                 }
             }
