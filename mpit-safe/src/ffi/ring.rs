@@ -162,15 +162,21 @@ impl<T> Ring<T> {
         tail.saturating_sub(head) as usize
     }
 
-    /// The consumer side, taken for as long as the reader lives (another consumer waits).
-    pub(crate) fn reader(&self) -> Reader<'_, T> {
-        let guard = self.reading.lock().unwrap_or_else(|e| e.into_inner());
-        Reader {
+    /// The consumer side, held for as long as the reader lives; `None` while another reader
+    /// is (on another thread, or on this one: a `drain` in progress), which is reading what
+    /// this one would. Never waits, so a reader taken inside another cannot deadlock.
+    pub(crate) fn reader(&self) -> Option<Reader<'_, T>> {
+        let guard = match self.reading.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(Reader {
             ring: self,
             pos: self.head.load(Ordering::Relaxed),
             published: self.head.load(Ordering::Relaxed),
             _guard: guard,
-        }
+        })
     }
 }
 
@@ -252,13 +258,17 @@ mod tests {
         assert_eq!(r.push(9), Err(9), "holds exactly its capacity");
         assert_eq!(r.len(), 3);
         {
-            let mut rd = r.reader();
+            let mut rd = r.reader().unwrap();
+            assert!(
+                r.reader().is_none(),
+                "one reader at a time, without waiting"
+            );
             assert_eq!((rd.pop(), rd.pop()), (Some((0, 0)), Some((1, 1))));
         }
         assert_eq!(r.push(3), Ok(()));
         assert_eq!(r.push(4), Ok(()));
         assert_eq!(r.push(5), Err(5));
-        let mut rd = r.reader();
+        let mut rd = r.reader().unwrap();
         let got: Vec<_> = std::iter::from_fn(|| rd.pop()).collect();
         assert_eq!(
             got,
@@ -274,7 +284,7 @@ mod tests {
         for _ in 0..5 {
             r.push(Arc::clone(&v)).unwrap();
         }
-        r.reader().pop();
+        r.reader().unwrap().pop();
         assert_eq!(Arc::strong_count(&v), 5);
         drop(r);
         assert_eq!(Arc::strong_count(&v), 1);
@@ -305,7 +315,7 @@ mod tests {
         let done = || producers.iter().all(|h| h.is_finished());
         loop {
             let finished = done();
-            let mut rd = r.reader();
+            let mut rd = r.reader().unwrap();
             while let Some((_, (p, i))) = rd.pop() {
                 let prev = &mut last[p as usize];
                 assert!(
