@@ -618,7 +618,8 @@ impl StreamQueue {
         }
     }
 
-    /// The record of a packed event read from `slot`.
+    /// The record of a packed event read from `slot` (its long data taken before the slot is
+    /// freed: [`Reader::pop_with`](crate::ffi::ring::Reader::pop_with)).
     #[inline(always)]
     fn record(&self, (slot, p): (usize, Packed)) -> EventRecord {
         let data = match p.len {
@@ -655,8 +656,10 @@ impl EventStream {
     /// The next record, if one is waiting (`None` too while another consumer of this stream, a
     /// clone or a [`EventStream::drain`] in progress, is reading: it takes what is waiting).
     pub fn try_recv(&self) -> Option<EventRecord> {
-        let p = self.queue.ring.reader()?.pop()?;
-        Some(self.queue.record(p))
+        self.queue
+            .ring
+            .reader()?
+            .pop_with(|slot, p| self.queue.record((slot, p)))
     }
 
     /// The next record, waiting up to `timeout` (polling with backoff: the producer side
@@ -689,8 +692,9 @@ impl EventStream {
         let mut reader = self.queue.ring.reader();
         let waiting = reader.as_ref().map_or(0, |_| self.queue.ring.len());
         (0..waiting).map_while(move |_| {
-            let p = reader.as_mut()?.pop()?;
-            Some(self.queue.record(p))
+            reader
+                .as_mut()?
+                .pop_with(|slot, p| self.queue.record((slot, p)))
         })
     }
 
@@ -780,7 +784,7 @@ mod tests {
             q.push(packed(5, Some(0), 0, &[1]));
             let mut rd = q.ring.reader().unwrap();
             let got: Vec<EventRecord> =
-                std::iter::from_fn(|| rd.pop().map(|p| q.record(p))).collect();
+                std::iter::from_fn(|| rd.pop_with(|slot, p| q.record((slot, p)))).collect();
             assert_eq!(
                 got,
                 [
@@ -815,5 +819,32 @@ mod tests {
         assert_eq!(seen, [0, 1, 2]);
         s.queue.push(Packed::new(7, 0));
         assert_eq!(s.try_recv().map(|r| r.event), Some(7));
+    }
+
+    /// A long event's data is kept by slot beside its record: the slot is not given back to
+    /// the producers before the consumer has taken the data, so a producer a lap ahead cannot
+    /// put its own data in its place (a full queue of 4 slots, freed after every read).
+    #[test]
+    fn long_data_stays_with_its_record_across_laps() {
+        let q = StreamQueue::new(4);
+        let long = |b: u8| Some(vec![b; 50]);
+        for b in 0..4 {
+            q.push_long(Packed::new(usize::from(b), 0), long(b));
+        }
+        let mut rd = q.ring.reader().unwrap();
+        for lap in 0..3u8 {
+            for b in 0..4u8 {
+                let r = rd
+                    .pop_with(|slot, p| {
+                        // While the record is made, its slot is not free: this one is dropped.
+                        q.push_long(Packed::new(99, 0), long(99));
+                        q.record((slot, p))
+                    })
+                    .unwrap();
+                assert_eq!(r.data.as_slice(), [4 * lap + b; 50].as_slice(), "lap {lap}");
+                q.push_long(Packed::new(0, 0), long(4 * (lap + 1) + b));
+            }
+        }
+        assert_eq!(q.drops.load(Ordering::Relaxed), 12);
     }
 }

@@ -215,6 +215,14 @@ impl<T> Reader<'_, T> {
     /// The next value and the index of its slot, if it has been written.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<(usize, T)> {
+        self.pop_with(|index, value| (index, value))
+    }
+
+    /// [`Reader::pop`] through `f`, which gets the index of the value's slot and the value
+    /// before the slot is freed: what a producer keeps by slot beside the value (a stream's
+    /// long data) is still the value's own while `f` runs.
+    #[inline]
+    pub(crate) fn pop_with<R>(&mut self, f: impl FnOnce(usize, T) -> R) -> Option<R> {
         let index = self.ring.index(self.pos);
         let slot = &self.ring.slots[index];
         if slot.seq.load(Ordering::Acquire) != (self.pos as u32).wrapping_add(1) {
@@ -222,13 +230,16 @@ impl<T> Reader<'_, T> {
         }
         // SAFETY: `seq` says position `pos` was written (the acquire load pairs with the
         // producer's release store), and only this reader (holding `reading`) reads it, once:
-        // `pos` moves past it now.
+        // `pos` moves past it now, before `f` runs (if `f` panics, the value is not read
+        // again).
         let value = unsafe { (*slot.value.get()).assume_init_read() };
         self.pos += 1;
+        let r = f(index, value);
+        // Freed for the producers only now, after `f`.
         if self.pos - self.published >= self.ring.publish {
             self.publish();
         }
-        Some((index, value))
+        Some(r)
     }
 
     /// Frees the slots read so far.
