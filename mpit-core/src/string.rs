@@ -341,8 +341,7 @@ impl<'a> MpiStr<'a> {
         // Up to 32 (most other names): two 16-byte words, overlapping, inline.
         let s = &buf[..end];
         let inside = match end {
-            0..16 => has_nul(s),
-            16..=32 => nul_16(&s[..16]) | nul_16(&s[end - 16..]),
+            16..=32 => block::<16>(&s[..16]) | block::<16>(&s[end - 16..]),
             _ => has_nul(s),
         };
         (buf[end] == 0 && !inside).then(|| MpiStr { bytes: &buf[..end] })
@@ -505,11 +504,18 @@ fn first_nul_16(word: [u8; 16]) -> usize {
     (u128::from_le_bytes(nul).trailing_zeros() / 8) as usize
 }
 
-/// Whether the 16 bytes of `b` hold a NUL: one vector compare.
+/// Whether `b` holds a NUL, without an early exit.
 #[inline(always)]
-fn nul_16(b: &[u8]) -> bool {
-    match <&[u8; 16]>::try_from(b) {
-        Ok(b) => b.iter().fold(false, |found, &c| found | (c == 0)),
+fn any_nul(b: &[u8]) -> bool {
+    b.iter().fold(false, |found, &c| found | (c == 0))
+}
+
+/// [`any_nul`] of `N` bytes, compared at once (one vector compare for 16 or 32); `true` for a
+/// slice of another length, which no caller passes.
+#[inline(always)]
+fn block<const N: usize>(b: &[u8]) -> bool {
+    match <&[u8; N]>::try_from(b) {
+        Ok(b) => any_nul(b),
         Err(_) => true,
     }
 }
@@ -520,19 +526,6 @@ fn nul_16(b: &[u8]) -> bool {
 /// few bytes).
 #[inline]
 fn has_nul(s: &[u8]) -> bool {
-    /// Whether `b` holds a NUL, without an early exit.
-    #[inline(always)]
-    fn any_nul(b: &[u8]) -> bool {
-        b.iter().fold(false, |found, &c| found | (c == 0))
-    }
-    /// [`any_nul`] of `N` bytes, compared at once.
-    #[inline(always)]
-    fn block<const N: usize>(b: &[u8]) -> bool {
-        match <&[u8; N]>::try_from(b) {
-            Ok(b) => any_nul(b),
-            Err(_) => true,
-        }
-    }
     let n = s.len();
     match n {
         0..16 => any_nul(s),

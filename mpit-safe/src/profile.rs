@@ -709,18 +709,12 @@ impl Decode {
     /// one loop, with no dispatch on the datatype around the read.
     #[inline(always)]
     fn value(self, buf: [u8; 8], shift: u8) -> f64 {
+        let top = to_top(buf, shift);
         let shift = u32::from(shift);
-        let raw = u64::from_ne_bytes(buf);
-        // The value's most significant bit to bit 63.
-        let top = if cfg!(target_endian = "little") {
-            raw << shift
-        } else {
-            raw
-        };
         match self {
             Decode::Unsigned => (top >> shift) as f64,
             Decode::Signed => ((top as i64) >> shift) as f64,
-            Decode::Float => f64::from_bits(raw),
+            Decode::Float => f64::from_bits(u64::from_ne_bytes(buf)),
         }
     }
 }
@@ -2038,15 +2032,20 @@ fn decode_as<const D: u8>(buf: [u8; 8], shift: u8) -> f64 {
 /// The unsigned value of width `64 - shift` bits in the 8 bytes `buf` ([`Decode::of`]).
 #[inline(always)]
 fn unsigned(buf: [u8; 8], shift: u8) -> u64 {
-    let shift = u32::from(shift);
+    // To bit 63 and back: the bytes after the value cleared.
+    to_top(buf, shift) >> u32::from(shift)
+}
+
+/// The 8 bytes `buf` (as read, native order) as a `u64` with the most significant bit of the
+/// variable's value (of width `64 - shift` bits, written at the start of `buf`) at bit 63.
+#[inline(always)]
+fn to_top(buf: [u8; 8], shift: u8) -> u64 {
     let raw = u64::from_ne_bytes(buf);
-    // The value's most significant bit to bit 63, then back: the bytes after it cleared.
-    let top = if cfg!(target_endian = "little") {
-        raw << shift
+    if cfg!(target_endian = "little") {
+        raw << u32::from(shift)
     } else {
         raw
-    };
-    top >> shift
+    }
 }
 
 /// An unsigned counter's read `v`: the delta since `prev` added to `sum`, taken in integers
