@@ -131,6 +131,23 @@ fn optional(name: &str, cond: &str) -> String {
 }
 
 fn main() {
+    println!("cargo::rustc-check-cfg=cfg(mpit_abi)");
+    // The ABI backend reads no header and probes no MPI: its declarations are checked in
+    // (src/abi/generated.rs), and the ABI header declares the event API and session binding.
+    if env::var_os("CARGO_CFG_MPIT_ABI").is_some() {
+        println!("cargo:rerun-if-changed=build.rs");
+        println!("cargo::rustc-check-cfg=cfg(mpit_events)");
+        println!("cargo::rustc-check-cfg=cfg(mpit_bind_session)");
+        println!("cargo:rustc-cfg=mpit_events");
+        println!("cargo:rustc-cfg=mpit_bind_session");
+        println!("cargo::metadata=events=true");
+        println!("cargo::metadata=bind_session=true");
+        println!("cargo::metadata=abi=true");
+        println!("cargo:rustc-env=MPIT_SYS_MPICC=");
+        println!("cargo:rustc-env=MPIT_SYS_CFLAGS=");
+        println!("cargo:rustc-env=MPIT_SYS_LDFLAGS=");
+        return;
+    }
     for var in ["MPICC", "MPI_PKG_CONFIG", "PKG_CONFIG_PATH", "CC", "CFLAGS"] {
         println!("cargo:rerun-if-env-changed={var}");
     }

@@ -147,6 +147,33 @@ setup() {
 # select_mpi IMPL: exports MPICC, MPIEXEC, PATH, LD_LIBRARY_PATH and CARGO_TARGET_DIR for IMPL.
 select_mpi() {
   unset MPI_PKG_CONFIG
+  # abi, abi:IMPL: the MPI-5 ABI backend (one build in target/abi, no MPI at build time), run on
+  # IMPL's libmpi_abi.so.1 (mpich5, intel) when one is named.
+  case "$1" in
+    abi | abi:*)
+      local run=${1#abi}; run=${run#:}
+      if [ -n "$run" ]; then
+        select_mpi "$run" || return 1
+        # The C compiler for the ABI of that MPI, for the tests that compare with C.
+        case "$run" in
+          mpich5) export MPIT_ABI_MPICC="$MPI_DIR/mpich-wheel/bin/mpicc_abi" ;;
+          intel) export MPIT_ABI_MPICC="$MPI_DIR/intel-wheel/bin/mpicc -mpi-abi" ;;
+        esac
+        case "$run" in mpich5 | intel) ;; *)
+          echo "abi:$run: $run has no MPI-5 ABI library (abi:mpich5, abi:intel)" >&2; return 1 ;;
+        esac
+      fi
+      unset MPICC
+      export CARGO_TARGET_DIR="$ROOT/target/abi"
+      # rustc and rustdoc (doc tests, cargo doc) both: rustdoc does not read RUSTFLAGS.
+      case " ${RUSTFLAGS:-} " in *" --cfg mpit_abi "*) ;;
+        *) export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }--cfg mpit_abi" ;;
+      esac
+      case " ${RUSTDOCFLAGS:-} " in *" --cfg mpit_abi "*) ;;
+        *) export RUSTDOCFLAGS="${RUSTDOCFLAGS:+$RUSTDOCFLAGS }--cfg mpit_abi" ;;
+      esac
+      return 0 ;;
+  esac
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
   export CARGO_TARGET_DIR="$ROOT/target/$1"

@@ -32,19 +32,31 @@
 //! println!("{IMPLEMENTATION} {IMPLEMENTATION_VERSION}: {n} control variables");
 //! ```
 
-#![no_std]
+#![cfg_attr(not(mpit_abi), no_std)]
 #![allow(non_upper_case_globals)]
 
+// The MPI-5 ABI backend (`--cfg mpit_abi`): the same names, declared from `mpi_abi.h`, with
+// the library loaded at run time; everything below this block is the native backend's.
+#[cfg(mpit_abi)]
+pub mod abi;
+#[cfg(mpit_abi)]
+pub use abi::consts::*;
+#[cfg(mpit_abi)]
+pub use abi::*;
+
+#[cfg(not(mpit_abi))]
 pub use mpi_sys;
 
 /// MPI_T and MPI constants of the installed `mpi.h`, under their C names.
 ///
 /// Generated at build time by compiling a C program against the header; the values are the
 /// implementation's own (MPI-4.1 §16.3 only fixes the names).
+#[cfg(not(mpit_abi))]
 pub mod consts {
     use core::ffi::c_int;
     include!(concat!(env!("OUT_DIR"), "/consts.rs"));
 }
+#[cfg(not(mpit_abi))]
 pub use consts::*;
 
 /// The installed values of each family of MPI_T constants, one array per family in the order
@@ -53,6 +65,7 @@ pub use consts::*;
 /// ```
 /// assert_eq!(mpit_sys::tables::BIND[1], Some(mpit_sys::MPI_T_BIND_MPI_COMM));
 /// ```
+#[cfg(not(mpit_abi))]
 pub mod tables {
     use super::consts::*;
     use core::ffi::c_int;
@@ -60,22 +73,27 @@ pub mod tables {
 }
 
 /// Datatype handles and other handles that C defines as casts or link-time objects.
+#[cfg(not(mpit_abi))]
 mod shim {
     use super::MPI_Datatype;
     include!(concat!(env!("OUT_DIR"), "/shim.rs"));
 }
+#[cfg(not(mpit_abi))]
 pub use shim::*;
 
 // Handles of MPI objects MPI_T binds to, and the plain MPI types MPI_T's signatures use.
+#[cfg(not(mpit_abi))]
 pub use mpi_sys::{
     MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Errhandler, MPI_File, MPI_Group, MPI_Info,
     MPI_Message, MPI_Op, MPI_Request, MPI_Win,
 };
 
 // MPI_T handle types.
+#[cfg(not(mpit_abi))]
 pub use mpi_sys::{MPI_T_cvar_handle, MPI_T_enum, MPI_T_pvar_handle, MPI_T_pvar_session};
 
 // MPI_T functions of MPI-3.0/3.1 (MPI-4.1 §16.3.4–§16.3.9).
+#[cfg(not(mpit_abi))]
 pub use mpi_sys::{
     MPI_T_category_changed, MPI_T_category_get_categories, MPI_T_category_get_cvars,
     MPI_T_category_get_index, MPI_T_category_get_info, MPI_T_category_get_num,
@@ -89,6 +107,7 @@ pub use mpi_sys::{
 };
 
 // The MPI-4 event API (MPI-4.1 §16.3.8), where the header declares it.
+#[cfg(not(mpit_abi))]
 #[cfg(mpit_events)]
 pub use mpi_sys::{
     MPI_T_category_get_events, MPI_T_category_get_num_events, MPI_T_cb_safety,
@@ -104,12 +123,14 @@ pub use mpi_sys::{
 
 // MPI calls MPI_T users need around it (the init/finalize ordering, the library's name) and
 // the info objects MPI_T events take as hints (MPI-4.1 §10; callable before MPI_Init in MPI-4).
+#[cfg(not(mpit_abi))]
 pub use mpi_sys::{
     MPI_Finalize, MPI_Finalized, MPI_Get_library_version, MPI_Get_version, MPI_Info_create,
     MPI_Info_free, MPI_Info_get, MPI_Info_get_nkeys, MPI_Info_get_nthkey, MPI_Info_get_valuelen,
     MPI_Info_set, MPI_Init_thread, MPI_Initialized, MPI_Query_thread,
 };
 
+#[cfg(not(mpit_abi))]
 unsafe extern "C" {
     /// `MPI_DATATYPE_NULL` of the installed MPI.
     #[link_name = "MPIT_SYS_MPI_DATATYPE_NULL"]
@@ -138,6 +159,7 @@ unsafe extern "C" {
 ///
 /// A function rather than a static because MPICH declares it as an extern object, which C does
 /// not allow as the initializer of another constant.
+#[cfg(not(mpit_abi))]
 #[doc(alias = "MPI_T_PVAR_ALL_HANDLES")]
 #[inline]
 pub fn mpi_t_pvar_all_handles() -> MPI_T_pvar_handle {

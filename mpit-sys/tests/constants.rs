@@ -156,13 +156,15 @@ fn compile_c(name: &str, program: &str, flags: &[&str]) -> String {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let src = dir.join(format!("mpit_{name}.c"));
     std::fs::write(&src, program).unwrap();
-    let mpicc = env!("MPIT_SYS_MPICC");
+    let mpicc = mpicc_words();
     let mut cmd = if mpicc.is_empty() {
         let mut c = Command::new("cc");
         c.args(env!("MPIT_SYS_CFLAGS").split_whitespace());
         c
     } else {
-        Command::new(mpicc)
+        let mut c = Command::new(&mpicc[0]);
+        c.args(&mpicc[1..]);
+        c
     };
     cmd.args(flags).arg(&src);
     if !flags.contains(&"-E") {
@@ -284,4 +286,17 @@ fn version_matches_event_api() {
         MPI_VERSION >= 4,
         "MPI {MPI_VERSION}.{MPI_SUBVERSION}"
     );
+}
+
+/// The C compiler command of the build, as words: its `mpicc` (empty when found through
+/// pkg-config: `cc` with the probe's flags); in the ABI mode (`--cfg mpit_abi`) the ABI wrapper
+/// of the MPI the tests run on, `MPIT_ABI_MPICC` (set by `scripts/with-mpi abi:IMPL`).
+fn mpicc_words() -> Vec<String> {
+    #[cfg(mpit_abi)]
+    let line = std::env::var("MPIT_ABI_MPICC").expect(
+        "MPIT_ABI_MPICC: the C compiler for the MPI ABI (scripts/with-mpi abi:mpich5 sets it)",
+    );
+    #[cfg(not(mpit_abi))]
+    let line = env!("MPIT_SYS_MPICC").to_owned();
+    line.split_whitespace().map(str::to_owned).collect()
 }

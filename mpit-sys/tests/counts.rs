@@ -43,7 +43,7 @@ fn c_counts() -> String {
     let src = dir.join("mpit_counts.c");
     let exe = dir.join("mpit_counts_c");
     std::fs::write(&src, C_PROGRAM).unwrap();
-    let mpicc = env!("MPIT_SYS_MPICC");
+    let mpicc = mpicc_words();
     let mut cmd = if mpicc.is_empty() {
         let mut c = Command::new("cc");
         c.args(env!("MPIT_SYS_CFLAGS").split_whitespace());
@@ -51,8 +51,8 @@ fn c_counts() -> String {
             .args(env!("MPIT_SYS_LDFLAGS").split_whitespace());
         c
     } else {
-        let mut c = Command::new(mpicc);
-        c.arg(&src);
+        let mut c = Command::new(&mpicc[0]);
+        c.args(&mpicc[1..]).arg(&src);
         c
     };
     let out = cmd.arg("-o").arg(&exe).output().expect("run mpicc");
@@ -72,8 +72,25 @@ fn c_counts() -> String {
     String::from_utf8(run.stdout).unwrap()
 }
 
+/// In the ABI mode: the library loaded at run time implements the ABI the declarations come
+/// from (its `MPI_Abi_get_version`), and names itself.
+#[cfg(mpit_abi)]
+fn assert_runtime_library_matches_header() {
+    let lib = mpit_sys::abi::library().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(lib.abi_version.0, ABI_VERSION.0, "{lib:?}");
+    let v = mpit_sys::abi::library_version().expect("MPI_Get_library_version");
+    eprintln!(
+        "ABI {}.{} library {}: {}",
+        lib.abi_version.0,
+        lib.abi_version.1,
+        lib.path,
+        v.lines().next().unwrap_or("")
+    );
+}
+
 /// The library loaded at run time is the one whose header the build read (the Open MPI 5 wheel
 /// shares `libmpi.so.40` with Debian's Open MPI 4.1: a wrong `LD_LIBRARY_PATH` loads the wrong one).
+#[cfg(not(mpit_abi))]
 fn assert_runtime_library_matches_header() {
     let mut buf = vec![0 as std::ffi::c_char; 1 << 14];
     let mut len = 0;
@@ -142,4 +159,17 @@ fn counts_equal_those_of_c() {
         );
     }
     eprintln!("{IMPLEMENTATION} {IMPLEMENTATION_VERSION}:\n{rust}");
+}
+
+/// The C compiler command of the build, as words: its `mpicc` (empty when found through
+/// pkg-config: `cc` with the probe's flags); in the ABI mode (`--cfg mpit_abi`) the ABI wrapper
+/// of the MPI the tests run on, `MPIT_ABI_MPICC` (set by `scripts/with-mpi abi:IMPL`).
+fn mpicc_words() -> Vec<String> {
+    #[cfg(mpit_abi)]
+    let line = std::env::var("MPIT_ABI_MPICC").expect(
+        "MPIT_ABI_MPICC: the C compiler for the MPI ABI (scripts/with-mpi abi:mpich5 sets it)",
+    );
+    #[cfg(not(mpit_abi))]
+    let line = env!("MPIT_SYS_MPICC").to_owned();
+    line.split_whitespace().map(str::to_owned).collect()
 }

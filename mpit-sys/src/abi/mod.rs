@@ -1,0 +1,318 @@
+//! The MPI-5 ABI backend (`--cfg mpit_abi`): the standard's `mpi_abi.h`, declared once in
+//! Rust, and `libmpi_abi.so.1` found at run time.
+//!
+//! The declarations (`generated.rs`) are generated from the header and checked in; the test
+//! `tests/abi_header.rs` generates them again from every installed ABI header (MPICH 5.0.2's,
+//! Intel MPI 2021.18.1's) and fails on any difference. No `mpicc`, no bindgen and no MPI are
+//! needed to build: every function is a thin `#[inline]` wrapper that calls through a table of
+//! pointers, filled on first use from the library:
+//!
+//! 1. the path in `MPIT_ABI_LIB`, when set;
+//! 2. else `libmpi_abi.so.1` as the dynamic loader finds it (`LD_LIBRARY_PATH`, the rpath,
+//!    the loader's cache).
+//!
+//! A library whose `MPI_Abi_get_version` reports another major version than
+//! [`ABI_VERSION`]'s is refused. When no library loads, every function returns
+//! `MPI_ERR_OTHER` (`MPI_Wtime`: NaN) and [`library`] says why.
+//!
+//! The constants are the standard's: the same values on every ABI library, so nothing needs
+//! translating. The exception is outside MPI_T: Intel MPI 2021.18.1's header still has older
+//! values of `MPI_ERRORS_ABORT`/`MPI_ERRORS_RETURN` (swapped), `MPI_SEEK_*`, `MPI_APPNUM`,
+//! `MPI_LASTUSEDCODE` and `MPI_UNIVERSE_SIZE`; none of them is declared here.
+
+#![allow(non_camel_case_types, non_snake_case, clippy::unreadable_literal)]
+
+use std::ffi::{CStr, c_char, c_int};
+use std::sync::OnceLock;
+
+/// Opaque structs behind the handle types: only MPI knows their layout.
+macro_rules! opaque {
+    ($($name:ident),* $(,)?) => {$(
+        #[doc = concat!("`struct ", stringify!($name), "`: opaque, behind a handle type.")]
+        #[repr(C)]
+        pub struct $name {
+            _private: [u8; 0],
+            _not_send_sync: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+        }
+    )*};
+}
+
+/// What a wrapper returns when no library is loaded.
+trait Unloaded {
+    const UNLOADED: Self;
+}
+impl Unloaded for c_int {
+    const UNLOADED: c_int = consts::MPI_ERR_OTHER;
+}
+impl Unloaded for f64 {
+    const UNLOADED: f64 = f64::NAN;
+}
+
+/// The table of the library's functions, and one wrapper per function.
+macro_rules! functions {
+    ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty;)*) => {
+        /// The library's functions, looked up once.
+        #[allow(clippy::type_complexity)]
+        pub(super) struct Table {
+            $(pub(super) $name: unsafe extern "C" fn($($ty),*) -> $ret,)*
+        }
+
+        impl Table {
+            /// Looks every function up; the names of those missing otherwise.
+            pub(super) fn resolve(lib: &libloading::Library) -> Result<Table, Vec<&'static str>> {
+                let mut missing = Vec::new();
+                $(
+                    // SAFETY: the symbol, if present, is the ABI's function of this name,
+                    // whose C signature `generated.rs` declares (from the header).
+                    let $name = unsafe {
+                        lib.get::<unsafe extern "C" fn($($ty),*) -> $ret>(
+                            concat!(stringify!($name), "\0").as_bytes(),
+                        )
+                    }
+                    .map(|s| *s)
+                    .map_err(|_| missing.push(stringify!($name)))
+                    .ok();
+                )*
+                match ($($name,)*) {
+                    ($(Some($name),)*) => Ok(Table { $($name,)* }),
+                    _ => Err(missing),
+                }
+            }
+        }
+
+        $(
+            #[doc = concat!("`", stringify!($name), "` of the loaded ABI library.")]
+            ///
+            /// # Safety
+            ///
+            /// The C function's contract (the MPI standard's): valid pointers of the sizes it
+            /// writes, live handles. Without a library it returns `MPI_ERR_OTHER` (NaN for
+            /// `MPI_Wtime`) and touches nothing.
+            #[inline]
+            pub unsafe fn $name($($arg: $ty),*) -> $ret {
+                match table() {
+                    // SAFETY: the caller upholds the function's contract.
+                    Some(t) => unsafe { (t.$name)($($arg),*) },
+                    None => <$ret as Unloaded>::UNLOADED,
+                }
+            }
+        )*
+    };
+}
+
+// Generated code: C's signatures (many arguments), C's sentinel pointers (`MPI_IN_PLACE` is
+// `(void *)1`).
+#[allow(clippy::too_many_arguments, clippy::manual_dangling_ptr)]
+mod generated {
+    use super::{Unloaded, table};
+    use std::ffi::{c_char, c_int, c_uint, c_void};
+    include!("generated.rs");
+}
+use generated::Table;
+pub use generated::*;
+
+/// What the native build script finds out about the header, for this backend: the ABI header
+/// declares all of MPI-4.1's MPI_T and MPI-5.0's; the library is only known at run time.
+pub mod facts {
+    /// The ABI header declares the MPI-4 event API (`cfg(mpit_events)` is set too).
+    pub const HAS_EVENTS: bool = true;
+    /// The ABI header declares `MPI_T_category_get_events`.
+    pub const HAS_CATEGORY_EVENTS: bool = true;
+    /// The ABI header declares `MPI_T_BIND_MPI_SESSION` (`cfg(mpit_bind_session)` is set too).
+    pub const HAS_BIND_SESSION: bool = true;
+    /// What the header names as the implementation: the ABI, not a vendor (the library that
+    /// is loaded says which, at run time).
+    pub const IMPLEMENTATION: &str = "MPI ABI";
+    /// The code base: none in particular.
+    pub const IMPLEMENTATION_FAMILY: &str = "MPI ABI";
+    /// The ABI version the declarations come from.
+    pub const IMPLEMENTATION_VERSION: &str = "1.0";
+    /// No `mpicc` is used to build this backend.
+    pub const BUILD_MPICC: &str = "";
+    /// No launcher is known at build time (`mpit_safe::launcher` reads `$MPIEXEC`).
+    pub const BUILD_MPIEXEC: &str = "";
+    /// No library is probed at build time.
+    pub const BUILD_MPI_LIBRARY_VERSION: &str = "";
+
+    use super::{MPI_Aint, MPI_Count, MPI_Datatype, MPI_Offset, MPI_T_enum};
+    use core::ffi::{c_int, c_long};
+    use core::mem::size_of;
+    /// `sizeof(int)` in C.
+    pub const SIZEOF_int: usize = size_of::<c_int>();
+    /// `sizeof(long)` in C.
+    pub const SIZEOF_long: usize = size_of::<c_long>();
+    /// `sizeof(MPI_Count)` of the ABI (`int64_t`).
+    pub const SIZEOF_MPI_Count: usize = size_of::<MPI_Count>();
+    /// `sizeof(MPI_Aint)` of the ABI (`intptr_t`).
+    pub const SIZEOF_MPI_Aint: usize = size_of::<MPI_Aint>();
+    /// `sizeof(MPI_Offset)` of the ABI (`int64_t`).
+    pub const SIZEOF_MPI_Offset: usize = size_of::<MPI_Offset>();
+    /// `sizeof(MPI_Datatype)` of the ABI (a pointer).
+    pub const SIZEOF_MPI_Datatype: usize = size_of::<MPI_Datatype>();
+    /// `sizeof(MPI_T_enum)` of the ABI (a pointer).
+    pub const SIZEOF_MPI_T_enum: usize = size_of::<MPI_T_enum>();
+}
+
+/// The loaded library: where it came from and what it reports.
+#[derive(Debug)]
+pub struct Library {
+    /// The path or name it was loaded by.
+    pub path: String,
+    /// What its `MPI_Abi_get_version` reported.
+    pub abi_version: (c_int, c_int),
+    table: Table,
+    // Never unloaded: MPI keeps threads and handlers of its own.
+    _lib: libloading::Library,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Table { .. }")
+    }
+}
+
+/// Why no ABI library is in use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadError {
+    /// Nothing loaded: each name tried, with the loader's message.
+    NotFound(Vec<(String, String)>),
+    /// A library loaded but lacks functions the ABI declares.
+    Incomplete {
+        /// The library.
+        path: String,
+        /// What is missing.
+        missing: Vec<&'static str>,
+    },
+    /// The library implements another major version of the ABI.
+    Version {
+        /// The library.
+        path: String,
+        /// What it reports.
+        found: (c_int, c_int),
+    },
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::NotFound(tried) => {
+                write!(
+                    f,
+                    "no MPI ABI library (libmpi_abi.so.1) could be loaded; put its directory on \
+                     LD_LIBRARY_PATH or its path in MPIT_ABI_LIB. Tried:"
+                )?;
+                for (name, why) in tried {
+                    write!(f, " {name}: {why};")?;
+                }
+                Ok(())
+            }
+            LoadError::Incomplete { path, missing } => write!(
+                f,
+                "{path} lacks {} function(s) of the MPI ABI: {}",
+                missing.len(),
+                missing.join(", ")
+            ),
+            LoadError::Version { path, found } => write!(
+                f,
+                "{path} implements MPI ABI {}.{}; this build is for ABI {}.x",
+                found.0, found.1, ABI_VERSION.0
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+static LIBRARY: OnceLock<Result<Library, LoadError>> = OnceLock::new();
+
+/// The ABI library, loaded on first use (see the module's documentation for where from).
+///
+/// ```no_run
+/// match mpit_sys::abi::library() {
+///     Ok(lib) => println!("{} (ABI {}.{})", lib.path, lib.abi_version.0, lib.abi_version.1),
+///     Err(e) => eprintln!("{e}"),
+/// }
+/// ```
+pub fn library() -> Result<&'static Library, &'static LoadError> {
+    LIBRARY.get_or_init(load).as_ref()
+}
+
+#[inline]
+fn table() -> Option<&'static Table> {
+    match LIBRARY.get() {
+        Some(Ok(lib)) => Some(&lib.table),
+        Some(Err(_)) => None,
+        None => cold_table(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn cold_table() -> Option<&'static Table> {
+    library().ok().map(|l| &l.table)
+}
+
+fn load() -> Result<Library, LoadError> {
+    let names: Vec<String> = match std::env::var("MPIT_ABI_LIB") {
+        Ok(p) if !p.trim().is_empty() => vec![p],
+        _ => vec!["libmpi_abi.so.1".to_owned()],
+    };
+    let mut tried = Vec::new();
+    for name in names {
+        // MPI implementations load plugins of their own that resolve MPI's symbols: global.
+        let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL;
+        // SAFETY: loading runs the library's initialisers: an MPI library's do not need
+        // anything of this process beyond what the C loader provides.
+        let opened = unsafe { libloading::os::unix::Library::open(Some(&name), flags) };
+        let lib: libloading::Library = match opened {
+            Ok(l) => l.into(),
+            Err(e) => {
+                tried.push((name, e.to_string()));
+                continue;
+            }
+        };
+        let table = Table::resolve(&lib).map_err(|missing| LoadError::Incomplete {
+            path: name.clone(),
+            missing,
+        })?;
+        let mut v = (0, 0);
+        // SAFETY: `MPI_Abi_get_version` may be called at any time (MPI-5.0 §20.2) and writes two
+        // ints.
+        let rc = unsafe { (table.MPI_Abi_get_version)(&mut v.0, &mut v.1) };
+        if rc != consts::MPI_SUCCESS || v.0 != ABI_VERSION.0 {
+            return Err(LoadError::Version {
+                path: name,
+                found: v,
+            });
+        }
+        return Ok(Library {
+            path: name,
+            abi_version: v,
+            table,
+            _lib: lib,
+        });
+    }
+    Err(LoadError::NotFound(tried))
+}
+
+/// `MPI_T_PVAR_ALL_HANDLES`: the pseudo-handle that makes `MPI_T_pvar_start`, `_stop` and
+/// `_reset` act on every handle of a session (MPI-4.1 §16.3.7).
+#[doc(alias = "MPI_T_PVAR_ALL_HANDLES")]
+#[inline]
+pub fn mpi_t_pvar_all_handles() -> MPI_T_pvar_handle {
+    MPI_T_PVAR_ALL_HANDLES
+}
+
+/// The library's own name for itself (`MPI_Get_library_version`), if one is loaded.
+pub fn library_version() -> Option<String> {
+    let mut buf = vec![0 as c_char; consts::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
+    let mut len = 0;
+    // SAFETY: the buffer holds MPI_MAX_LIBRARY_VERSION_STRING chars; callable at any time.
+    let rc = unsafe { MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
+    (rc == consts::MPI_SUCCESS).then(|| {
+        // SAFETY: MPI wrote a NUL-terminated string into the zeroed buffer, which has one more.
+        unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    })
+}
