@@ -1,6 +1,9 @@
 //! The cost of the profiler's hot path, ad hoc (the overhead against MPI calls is measured by
 //! the benchmark in benches/): `cargo run --release -p mpit-safe --example profile_hot`.
 use mpit_safe::Mpit;
+// rsmpi in the native build; its names over the ABI library in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 use mpit_safe::profile::{Config, Mode, Profiler};
 use std::time::Instant;
 

@@ -1,6 +1,9 @@
 //! Reads a control variable, a performance variable bound to a communicator, and events.
 use mpi::traits::*;
 use mpit_safe::error::Feature;
+// rsmpi in the native build; its names over the ABI library in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 use mpit_safe::{Bind, CvarInfo, Error, Mpit, NoObject};
 
 fn main() -> Result<(), Error> {

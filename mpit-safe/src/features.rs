@@ -18,7 +18,8 @@ use mpit_sys as sys;
 pub struct Features {
     /// The library loaded in this process ([`crate::implementation()`]).
     pub implementation: Implementation,
-    /// The MPI standard version the header declares (`MPI_VERSION`, `MPI_SUBVERSION`).
+    /// The MPI standard version the header declares (`MPI_VERSION`, `MPI_SUBVERSION`; 5.0 in the
+    /// ABI build, whichever library is loaded: `MPI_Get_version` says what that one implements).
     pub mpi_version: (u32, u32),
     /// The MPI-4 event API: event types, sources, registrations
     /// ([`Mpit::register_event`](crate::Mpit::register_event), [`crate::Registration`]).
@@ -54,7 +55,10 @@ impl Features {
 pub fn features() -> Features {
     Features {
         implementation: crate::implementation(),
-        mpi_version: (sys::mpi_sys::MPI_VERSION, sys::mpi_sys::MPI_SUBVERSION),
+        mpi_version: (
+            sys::consts::MPI_VERSION as u32,
+            sys::consts::MPI_SUBVERSION as u32,
+        ),
         events: sys::consts::HAS_EVENTS,
         bind_session: sys::consts::HAS_BIND_SESSION,
         mpi4_error_classes: sys::consts::MPI_T_ERR_NOT_SUPPORTED.is_some()

@@ -26,6 +26,7 @@ use std::ffi::{CStr, c_char, c_int, c_void};
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, size_of_val};
 
+#[cfg(not(mpit_abi))]
 use mpi::raw::AsRaw;
 use mpit_core::{Bind, Datatype, Error, Result, Scalar, TypeKind};
 use mpit_sys as sys;
@@ -40,8 +41,12 @@ pub(crate) mod no_event_api;
 pub(crate) use no_event_api as esys;
 // The queue event callbacks fill (its unsafe is here, with the rest).
 pub(crate) mod ring;
+// rsmpi's names over the ABI library, for the ABI build (`mpit_safe::mpi`).
+#[cfg(mpit_abi)]
+pub mod mpi_abi;
 
 use crate::init::level::{Level, Multiple};
+#[cfg(not(mpit_abi))]
 use crate::object::MpiObject;
 use crate::raw::{RawConstant, c_len, check, non_negative};
 
@@ -769,6 +774,13 @@ trait HandleBits: Copy {
     }
 }
 
+/// The bits of a datatype handle, for hashing: a newtype of an int or pointer in rsmpi's
+/// bindings, a pointer in the ABI's.
+#[inline(always)]
+pub(crate) fn datatype_bits(h: sys::MPI_Datatype) -> u64 {
+    h.bits()
+}
+
 impl HandleBits for sys::MPI_Comm {}
 impl HandleBits for sys::MPI_Datatype {}
 impl HandleBits for sys::MPI_Errhandler {}
@@ -780,6 +792,8 @@ impl HandleBits for sys::MPI_Win {}
 impl HandleBits for sys::MPI_Message {}
 impl HandleBits for sys::MPI_Info {}
 
+// rsmpi's objects: the native build only (rsmpi does not build against the ABI header).
+#[cfg(not(mpit_abi))]
 macro_rules! rsmpi_object {
     ($($ctor:ident: $($ty:ty),+;)*) => {$($(
         impl MpiObject for $ty {
@@ -793,6 +807,7 @@ macro_rules! rsmpi_object {
     )+)*};
 }
 
+#[cfg(not(mpit_abi))]
 rsmpi_object! {
     comm: mpi::topology::SimpleCommunicator, mpi::topology::InterCommunicator,
         mpi::topology::CartesianCommunicator;
@@ -802,6 +817,7 @@ rsmpi_object! {
     message: mpi::point_to_point::Message;
 }
 
+#[cfg(not(mpit_abi))]
 impl<'a, D: ?Sized, S: mpi::request::Scope<'a>> MpiObject for mpi::request::Request<'a, D, S> {
     fn raw_object(&self) -> RawObject {
         // SAFETY: as for the types above; a request is live until completed, which consumes it.
@@ -1020,6 +1036,8 @@ macro_rules! all_handles {
         $(#[$doc])*
         #[inline]
         pub(crate) fn $name<L: Level>(s: &RawSession<'_, L>) -> Result<()> {
+            #[cfg(mpit_abi)]
+            crate::quirks::guard(&crate::quirks::MPICH_ABI_PVAR_ALL_HANDLES)?;
             // SAFETY: a live session; MPI_T_PVAR_ALL_HANDLES is valid for start, stop and reset.
             check(unsafe { sys::$mpi(s.raw, sys::mpi_t_pvar_all_handles()) })
         }

@@ -18,6 +18,7 @@ use crate::ffi::{self, RawInfo};
 /// MPI-4.1 §10, `MPI_Info`.
 ///
 /// ```
+/// # #[cfg(mpit_abi)] use mpit_safe::mpi;
 /// let _universe = mpi::initialize().unwrap(); // MPI-3 libraries need MPI initialised
 /// let mut info = mpit_safe::Info::new()?;
 /// info.set("mpit_provider_label", "tool-a")?;

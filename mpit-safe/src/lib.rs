@@ -113,6 +113,8 @@ mod session;
 
 pub use control::{CvarHandle, DynCvarHandle};
 pub use features::{Features, features, launcher};
+#[cfg(mpit_abi)]
+pub use ffi::mpi_abi as mpi;
 pub use info_object::Info;
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};

@@ -36,6 +36,7 @@
 //! ```
 //! use mpit_safe::Mpit;
 //! use mpit_safe::profile::{Config, Profiler};
+//! # #[cfg(mpit_abi)] use mpit_safe::mpi;
 //! let universe = mpi::initialize().unwrap();
 //! let mpit = Mpit::init()?;
 //! let session = mpit.session()?;

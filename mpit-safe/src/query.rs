@@ -150,7 +150,7 @@ impl Resolved {
     /// two handles on one slot take turns.
     #[inline(always)]
     fn datatype(&self, raw: sys::MPI_Datatype) -> Result<Datatype> {
-        let bits = raw.0 as usize as u64;
+        let bits = crate::ffi::datatype_bits(raw);
         let slot = &self.datatypes[(bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 61) as usize];
         match slot.get() {
             Some((h, dt)) if h == raw => Ok(dt),

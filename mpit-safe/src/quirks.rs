@@ -176,8 +176,24 @@ pub static MPICH_EVENT_REGISTRATION_RACE: Quirk = Quirk {
               never freed, at MPI_THREAD_MULTIPLE",
 };
 
+/// MPICH 5.0.2's ABI library (`libmpi_abi.so.1`) segfaults in `MPI_T_pvar_start`, `_stop` and
+/// `_reset` of `MPI_T_PVAR_ALL_HANDLES` (the ABI's `(MPI_T_pvar_handle)1`), which its native
+/// library runs; a C program built with its `mpicc_abi` crashes the same way, and Intel MPI's
+/// ABI library runs it. A guard of the ABI build only: [`Session::start_all`](crate::Session::start_all),
+/// `stop_all` and `reset_all` refuse there.
+#[cfg(mpit_abi)]
+pub static MPICH_ABI_PVAR_ALL_HANDLES: Quirk = Quirk {
+    id: "mpich-abi-pvar-all-handles",
+    vendor: Vendor::Mpich,
+    versions: since(5, 0),
+    summary: "MPICH's ABI library segfaults starting, stopping or resetting \
+              MPI_T_PVAR_ALL_HANDLES (its native library does not)",
+};
+
 /// Every guard of this crate, for listing and for tests.
 pub static QUIRKS: &[&Quirk] = &[
+    #[cfg(mpit_abi)]
+    &MPICH_ABI_PVAR_ALL_HANDLES,
     &MPICH_MPI_T_AFTER_FINALIZE,
     &OPEN_MPI_CLOSED_COMPONENT_CVARS,
     &OPEN_MPI_DANGLING_CVAR_STORAGE,

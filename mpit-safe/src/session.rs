@@ -21,6 +21,7 @@ use crate::raw;
 ///
 /// ```
 /// use mpit_safe::Mpit;
+/// # #[cfg(mpit_abi)] use mpit_safe::mpi;
 /// let universe = mpi::initialize().unwrap();
 /// let mpit = Mpit::init()?;
 /// let session = mpit.session()?;

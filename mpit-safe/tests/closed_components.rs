@@ -5,6 +5,9 @@
 //! a crash fails this test instead of ending the test binary. Elsewhere the variables do not
 //! exist and the test says so.
 
+// rsmpi in the native build; its names over the ABI library in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 use std::process::Command;
 
 use mpit_safe::{Error, Mpit};

@@ -3,6 +3,9 @@
 //! a typed error and the caller keeps running (Open MPI 5.0.11, also MPI-3.1, accepts them).
 //! One test: MPI_Init runs once per process.
 
+// rsmpi in the native build; its names over the ABI library in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 use mpit_safe::{Error, Info};
 
 #[test]

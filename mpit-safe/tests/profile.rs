@@ -8,7 +8,28 @@ use std::collections::BTreeSet;
 
 use common::node;
 use mpit_safe::profile::{Config, Metric, Mode, NodeKind, Profiler};
+#[cfg(mpit_abi)]
+use mpit_safe::sys as ffi;
+#[cfg(not(mpit_abi))]
 use mpit_safe::sys::mpi_sys as ffi;
+
+/// `MPI_COMM_SELF` (a link-time object in rsmpi's bindings, a constant in the ABI's).
+fn comm_self() -> ffi::MPI_Comm {
+    #[cfg(mpit_abi)]
+    return ffi::MPI_COMM_SELF;
+    // SAFETY: a link-time constant of the MPI library.
+    #[cfg(not(mpit_abi))]
+    return unsafe { ffi::RSMPI_COMM_SELF };
+}
+
+/// `MPI_COMM_NULL`, as [`comm_self`].
+fn comm_null() -> ffi::MPI_Comm {
+    #[cfg(mpit_abi)]
+    return ffi::MPI_COMM_NULL;
+    // SAFETY: a link-time constant of the MPI library.
+    #[cfg(not(mpit_abi))]
+    return unsafe { ffi::RSMPI_COMM_NULL };
+}
 use mpit_safe::{Bind, DerivedMetric, PvarClass, RawObject};
 
 const FUNCS: &[&str] = &["MPI_Send", "MPI_Recv", "MPI_Barrier"];
@@ -125,8 +146,8 @@ fn every_variable_accounted_for() {
     for _ in 0..10 {
         let _r = p.region("work");
         let c = p.call_enter(2);
-        // SAFETY: MPI is initialised; a barrier on MPI_COMM_SELF (a link-time constant).
-        unsafe { ffi::MPI_Barrier(ffi::RSMPI_COMM_SELF) };
+        // SAFETY: MPI is initialised; a barrier on MPI_COMM_SELF.
+        unsafe { ffi::MPI_Barrier(comm_self()) };
         p.call_exit(c);
     }
     let r = p.finish().unwrap();
@@ -249,11 +270,9 @@ fn object_hooks_allocate_and_free() {
         .count();
     let s = t.mpit.session().unwrap();
     let p = Profiler::new(&s, config(Mode::Region)).unwrap();
-    // SAFETY: MPI is initialised; duplicating MPI_COMM_SELF (a link-time constant) into a
-    // local handle.
-    let mut dup = unsafe { ffi::RSMPI_COMM_NULL };
-    // SAFETY: as above.
-    let rc = unsafe { ffi::MPI_Comm_dup(ffi::RSMPI_COMM_SELF, &mut dup) };
+    let mut dup = comm_null();
+    // SAFETY: MPI is initialised; duplicating MPI_COMM_SELF into a local handle.
+    let rc = unsafe { ffi::MPI_Comm_dup(comm_self(), &mut dup) };
     assert_eq!(rc, 0);
     // SAFETY: `dup` is a live communicator until freed below, after object_freed.
     let obj = unsafe { RawObject::comm(dup) };

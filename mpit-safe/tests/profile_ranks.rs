@@ -13,6 +13,9 @@
 //! least `K` inside `MPI_Recv`; elsewhere the counters present are checked, and the test says
 //! how many moved.
 
+// rsmpi in the native build; its names over the ABI library in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 mod common;
 
 use std::time::Duration;

@@ -118,7 +118,17 @@ fn all_handles_calls_succeed() {
             h => Some(h.unwrap()),
         })
         .collect();
-    session.start_all().unwrap();
+    match session.start_all() {
+        Err(Error::KnownCrash(q)) => {
+            // Only where the guard applies (MPICH's ABI library); all three are refused.
+            assert!(mpit_safe::quirks::applies(q), "{}", q.id);
+            assert!(matches!(session.stop_all(), Err(Error::KnownCrash(_))));
+            assert!(matches!(session.reset_all(), Err(Error::KnownCrash(_))));
+            eprintln!("all-handles calls refused: {}", q.id);
+            return;
+        }
+        r => r.unwrap(),
+    }
     session.stop_all().unwrap();
     session.reset_all().unwrap();
     eprintln!("all-handles calls on {} handles", handles.len());

@@ -2,6 +2,9 @@
 //! may grow, indices never change or vanish). One test: `MPI_Init` runs once per process.
 
 use mpit_safe::Mpit;
+// rsmpi in the native build; its names over the ABI library in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 
 #[test]
 fn refresh_after_mpi_init_keeps_old_entries_and_adds_new_ones() {

@@ -5,6 +5,9 @@
 //! The test re-runs its own binary under `$MPIEXEC -n 2 --mca pml ob1`; rank 1 sends K
 //! messages that rank 0 has not posted, rank 0 reads K for peer 1, receives them, reads 0.
 
+// rsmpi in the native build; its names over the ABI library in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 mod common;
 
 use mpi::traits::*;
