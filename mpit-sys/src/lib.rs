@@ -2,7 +2,7 @@
 //!
 //! This crate is the bottom layer of mpit-rs, in the manner of `zstd-sys`:
 //!
-//! * the MPI_T functions and handle types are **re-exported from [`mpi_sys`]**, so an rsmpi
+//! * the MPI_T functions and handle types are **re-exported from `mpi_sys`**, so an rsmpi
 //!   `MPI_Comm` and the one MPI_T binds to are the same type;
 //! * the MPI_T constants are given under their **C names with the installed implementation's
 //!   values** ([`consts`]): bindgen cannot give stable names for them, because MPICH and Open MPI
@@ -16,6 +16,15 @@
 //! (MPICH 4 and later; not Open MPI 4.1 or 5.0) and `cfg(mpit_bind_session)` when it has
 //! `MPI_T_BIND_MPI_SESSION`; the same facts are in [`consts::HAS_EVENTS`] and
 //! [`consts::HAS_BIND_SESSION`] for code that prefers `if` to `cfg`.
+//!
+//! **The MPI-5 ABI backend.** Built with `RUSTFLAGS="--cfg mpit_abi"` (and the same in
+//! `RUSTDOCFLAGS`), this crate needs no MPI, no `mpicc` and no `mpi-sys` to build: the same
+//! names come from the standard's `mpi_abi.h`, declared once in `src/abi/generated.rs`, and
+//! `libmpi_abi.so.1` is loaded at run time (see the `abi` module of that build). One binary
+//! then runs on every ABI library (MPICH 5.0.2's and Intel MPI 2021.18.1's are tested), chosen
+//! by `LD_LIBRARY_PATH` or `MPIT_ABI_LIB`. A `cfg` rather than a feature: the choice is
+//! exclusive and must drop `mpi-sys`, which additive features cannot do (getrandom chooses its
+//! backend the same way).
 //!
 //! Everything here is `unsafe` to call: the safe layer is `mpit-safe`.
 //!

@@ -3,7 +3,10 @@
 //! value of every variable bound to a communicator for `MPI_COMM_WORLD` (non-continuous
 //! performance variables started in the listing's session first), and the holes.
 
+// rsmpi in the native build; its names over the ABI library in the ABI build.
 use mpi::topology::SimpleCommunicator;
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 use mpit_safe::{
     Bind, CvarInfo, Datatype, Error, Listing as Entries, MpiObject, Mpit, NoObject, PvarInfo,
     Session, Value,

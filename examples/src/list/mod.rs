@@ -56,6 +56,9 @@
 //! cannot be read, or the output cannot be written; 2 on a usage error. Errors go to standard
 //! error.
 
+// rsmpi in the native build; its names over the ABI library in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 pub mod collect;
 pub mod diff;
 pub mod env;
