@@ -187,6 +187,11 @@ pub enum Error {
     /// parse as a value of the expected datatype.
     #[error("cannot parse {:?} as a {}", .0.input, .0.what)]
     Parse(Box<ParseError>),
+    /// No MPI library to call: in the MPI-5 ABI build (`--cfg mpit_abi`), `libmpi_abi.so.1`
+    /// (or `MPIT_ABI_LIB`) could not be loaded or was refused; the message says why.
+    #[allow(clippy::box_collection)]
+    #[error("{0}")]
+    LibraryUnavailable(Box<String>),
     /// A value that a datatype cannot hold exactly: out of its range, a fraction for an integer
     /// type, a number a float would round, a number for character data or `MPI_BYTE`, a
     /// character outside `MPI_CHAR`'s ASCII (see [`Value`](crate::Value)'s constructors).

@@ -89,6 +89,9 @@ fn tinit_ended() {
 /// other thread is inside MPI_T.
 #[inline]
 pub(crate) fn t_init_thread<L: Level>() -> Result<(TInit<L>, c_int)> {
+    // The ABI build loads its library now: what failed, rather than MPI_ERR_OTHER of a call.
+    #[cfg(mpit_abi)]
+    sys::abi::library().map_err(|e| Error::LibraryUnavailable(Box::new(e.to_string())))?;
     let mut provided: c_int = 0;
     // SAFETY: MPI_T_init_thread may be called at any time, any number of times (MPI-4.1
     // §16.3.4); valid out-pointer.

@@ -223,21 +223,12 @@ fn parse(text: &str) -> Header {
                 h.enum_types.insert(s[close + 1..].trim().to_owned());
             }
         } else if let Some(t) = s.strip_prefix("typedef struct ") {
-            if let Some(body) = t.strip_prefix("{ ").or_else(|| t.strip_prefix('{')) {
-                // Split at its fields' `;`: read whole from the text below.
-                let Some((fields, name)) = body.rsplit_once('}') else {
-                    continue;
-                };
-                h.structs.insert(
-                    name.trim().to_owned(),
-                    fields
-                        .split(';')
-                        .map(str::trim)
-                        .filter(|f| !f.is_empty())
-                        .map(str::to_owned)
-                        .collect(),
-                );
-            } else if let Some((target, name)) = t.split_once('*') {
+            // A struct with a body (MPI_Status) was split at its fields' `;`: it is read
+            // whole from the text below.
+            if t.starts_with('{') {
+                continue;
+            }
+            if let Some((target, name)) = t.split_once('*') {
                 h.handles
                     .insert(name.trim().to_owned(), target.trim().to_owned());
             }
@@ -307,26 +298,26 @@ fn rust_type(h: &Header, c: &str) -> String {
 
 /// `const int recvcounts[]` → (`recvcounts`, `*const c_int`).
 fn rust_param(h: &Header, p: &str) -> (String, String) {
-    let mut p = p.trim().to_owned();
-    let array = p.ends_with("[]");
-    if array {
-        p.truncate(p.len() - 2);
-        p = p.trim_end().to_owned();
-        p.insert(
-            p.rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .map_or(0, |i| i + 1),
-            '*',
-        );
-    }
+    let p = p.trim();
+    // An array parameter is a pointer.
+    let (p, array) = match p.strip_suffix("[]") {
+        Some(q) => (q.trim_end(), true),
+        None => (p, false),
+    };
     let split = p
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
         .expect("a parameter has a type");
     let (ty, name) = p.split_at(split + 1);
+    let ty = if array {
+        format!("{ty}*")
+    } else {
+        ty.to_owned()
+    };
     let name = match name {
         "type" | "ref" | "fn" | "in" | "match" => format!("{name}_"),
         n => n.to_owned(),
     };
-    (name, rust_type(h, ty))
+    (name, rust_type(h, &ty))
 }
 
 fn rust_params(h: &Header, params: &str) -> String {

@@ -12,6 +12,9 @@ use std::process::Command;
 use mpit_core::constants::{FAMILIES, Family, Gate, Repr};
 use mpit_sys::*;
 
+mod common;
+use common::mpicc_words;
+
 /// Asserts that every value of a named group is distinct, naming the clash.
 fn assert_distinct(group: &str, items: &[(&str, c_int)]) {
     let mut seen = std::collections::HashMap::new();
@@ -286,17 +289,4 @@ fn version_matches_event_api() {
         MPI_VERSION >= 4,
         "MPI {MPI_VERSION}.{MPI_SUBVERSION}"
     );
-}
-
-/// The C compiler command of the build, as words: its `mpicc` (empty when found through
-/// pkg-config: `cc` with the probe's flags); in the ABI mode (`--cfg mpit_abi`) the ABI wrapper
-/// of the MPI the tests run on, `MPIT_ABI_MPICC` (set by `scripts/with-mpi abi:IMPL`).
-fn mpicc_words() -> Vec<String> {
-    #[cfg(mpit_abi)]
-    let line = std::env::var("MPIT_ABI_MPICC").expect(
-        "MPIT_ABI_MPICC: the C compiler for the MPI ABI (scripts/with-mpi abi:mpich5 sets it)",
-    );
-    #[cfg(not(mpit_abi))]
-    let line = env!("MPIT_SYS_MPICC").to_owned();
-    line.split_whitespace().map(str::to_owned).collect()
 }

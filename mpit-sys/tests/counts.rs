@@ -11,6 +11,9 @@ use std::process::Command;
 
 use mpit_sys::*;
 
+mod common;
+use common::mpicc_words;
+
 /// The C reference, shared with `scripts/test`'s summary.
 const C_PROGRAM: &str = include_str!("counts.c");
 
@@ -72,13 +75,27 @@ fn c_counts() -> String {
     String::from_utf8(run.stdout).unwrap()
 }
 
+/// What the loaded library calls itself (`MPI_Get_library_version`, callable at any time).
+fn library_version() -> String {
+    let mut buf = vec![0 as std::ffi::c_char; 1 << 14];
+    let mut len = 0;
+    // SAFETY: callable at any time; the buffer exceeds MPI_MAX_LIBRARY_VERSION_STRING.
+    check("MPI_Get_library_version", unsafe {
+        MPI_Get_library_version(buf.as_mut_ptr(), &mut len)
+    });
+    // SAFETY: NUL-terminated on success.
+    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// In the ABI mode: the library loaded at run time implements the ABI the declarations come
 /// from (its `MPI_Abi_get_version`), and names itself.
 #[cfg(mpit_abi)]
 fn assert_runtime_library_matches_header() {
     let lib = mpit_sys::abi::library().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(lib.abi_version.0, ABI_VERSION.0, "{lib:?}");
-    let v = mpit_sys::abi::library_version().expect("MPI_Get_library_version");
+    let v = library_version();
     eprintln!(
         "ABI {}.{} library {}: {}",
         lib.abi_version.0,
@@ -92,14 +109,7 @@ fn assert_runtime_library_matches_header() {
 /// shares `libmpi.so.40` with Debian's Open MPI 4.1: a wrong `LD_LIBRARY_PATH` loads the wrong one).
 #[cfg(not(mpit_abi))]
 fn assert_runtime_library_matches_header() {
-    let mut buf = vec![0 as std::ffi::c_char; 1 << 14];
-    let mut len = 0;
-    // SAFETY: callable at any time; the buffer exceeds MPI_MAX_LIBRARY_VERSION_STRING.
-    check("MPI_Get_library_version", unsafe {
-        MPI_Get_library_version(buf.as_mut_ptr(), &mut len)
-    });
-    // SAFETY: NUL-terminated on success.
-    let v = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
+    let v = library_version();
     assert!(
         v.contains(IMPLEMENTATION_VERSION),
         "header says {IMPLEMENTATION} {IMPLEMENTATION_VERSION}, the loaded library says {v:?}"
@@ -159,17 +169,4 @@ fn counts_equal_those_of_c() {
         );
     }
     eprintln!("{IMPLEMENTATION} {IMPLEMENTATION_VERSION}:\n{rust}");
-}
-
-/// The C compiler command of the build, as words: its `mpicc` (empty when found through
-/// pkg-config: `cc` with the probe's flags); in the ABI mode (`--cfg mpit_abi`) the ABI wrapper
-/// of the MPI the tests run on, `MPIT_ABI_MPICC` (set by `scripts/with-mpi abi:IMPL`).
-fn mpicc_words() -> Vec<String> {
-    #[cfg(mpit_abi)]
-    let line = std::env::var("MPIT_ABI_MPICC").expect(
-        "MPIT_ABI_MPICC: the C compiler for the MPI ABI (scripts/with-mpi abi:mpich5 sets it)",
-    );
-    #[cfg(not(mpit_abi))]
-    let line = env!("MPIT_SYS_MPICC").to_owned();
-    line.split_whitespace().map(str::to_owned).collect()
 }

@@ -26,7 +26,7 @@
 //! # }
 //! ```
 
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{CStr, c_int, c_void};
 use std::marker::PhantomData;
 
 use mpit_sys as sys;
@@ -508,36 +508,23 @@ pub mod datatype {
 /// rsmpi's `environment` names: the universe and what the library says of itself.
 pub mod environment {
     pub use super::Universe;
-    use super::{CStr, c_char, c_int, sys};
+    use super::{CStr, sys};
 
-    /// `MPI_Get_library_version`.
-    pub fn library_version() -> Result<String, c_int> {
-        let mut buf = vec![0 as c_char; sys::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
-        let mut len = 0;
-        // SAFETY: the buffer holds MPI_MAX_LIBRARY_VERSION_STRING chars; callable any time.
-        let rc = unsafe { sys::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
-        if rc != sys::MPI_SUCCESS {
-            return Err(rc);
-        }
-        // SAFETY: NUL-terminated within the zeroed buffer, which has one more char.
-        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
-            .to_string_lossy()
-            .into_owned())
+    /// `MPI_Get_library_version` (the fence's one call of it).
+    pub fn library_version() -> crate::Result<String> {
+        crate::ffi::get_library_version()
     }
 
     /// `MPI_Get_processor_name`.
-    pub fn processor_name() -> Result<String, c_int> {
-        let mut buf = vec![0 as c_char; sys::MPI_MAX_PROCESSOR_NAME as usize + 1];
+    pub fn processor_name() -> crate::Result<String> {
+        let mut buf = vec![0u8; sys::MPI_MAX_PROCESSOR_NAME as usize + 1];
         let mut len = 0;
-        // SAFETY: the buffer holds MPI_MAX_PROCESSOR_NAME chars.
-        let rc = unsafe { sys::MPI_Get_processor_name(buf.as_mut_ptr(), &mut len) };
-        if rc != sys::MPI_SUCCESS {
-            return Err(rc);
-        }
-        // SAFETY: as above.
-        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
-            .to_string_lossy()
-            .into_owned())
+        // SAFETY: the buffer holds MPI_MAX_PROCESSOR_NAME chars and a NUL.
+        crate::raw::check(unsafe {
+            sys::MPI_Get_processor_name(buf.as_mut_ptr().cast(), &mut len)
+        })?;
+        let s = CStr::from_bytes_until_nul(&buf).map_err(|_| crate::Error::LengthOverflow)?;
+        Ok(s.to_string_lossy().into_owned())
     }
 
     /// `MPI_Wtime`.

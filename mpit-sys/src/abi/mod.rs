@@ -22,7 +22,7 @@
 
 #![allow(non_camel_case_types, non_snake_case, clippy::unreadable_literal)]
 
-use std::ffi::{CStr, c_char, c_int};
+use std::ffi::c_int;
 use std::sync::OnceLock;
 
 /// Opaque structs behind the handle types: only MPI knows their layout.
@@ -174,8 +174,13 @@ impl std::fmt::Debug for Table {
 /// Why no ABI library is in use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LoadError {
-    /// Nothing loaded: each name tried, with the loader's message.
-    NotFound(Vec<(String, String)>),
+    /// Nothing loaded: the name tried, with the loader's message.
+    NotFound {
+        /// `MPIT_ABI_LIB`, or `libmpi_abi.so.1`.
+        name: String,
+        /// The loader's message.
+        why: String,
+    },
     /// A library loaded but lacks functions the ABI declares.
     Incomplete {
         /// The library.
@@ -195,17 +200,12 @@ pub enum LoadError {
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LoadError::NotFound(tried) => {
-                write!(
-                    f,
-                    "no MPI ABI library (libmpi_abi.so.1) could be loaded; put its directory on \
-                     LD_LIBRARY_PATH or its path in MPIT_ABI_LIB. Tried:"
-                )?;
-                for (name, why) in tried {
-                    write!(f, " {name}: {why};")?;
-                }
-                Ok(())
-            }
+            // The loader's message names the library already.
+            LoadError::NotFound { name: _, why } => write!(
+                f,
+                "no MPI ABI library could be loaded ({why}); put the directory of \
+                 libmpi_abi.so.1 on LD_LIBRARY_PATH or its path in MPIT_ABI_LIB"
+            ),
             LoadError::Incomplete { path, missing } => write!(
                 f,
                 "{path} lacks {} function(s) of the MPI ABI: {}",
@@ -253,46 +253,44 @@ fn cold_table() -> Option<&'static Table> {
 }
 
 fn load() -> Result<Library, LoadError> {
-    let names: Vec<String> = match std::env::var("MPIT_ABI_LIB") {
-        Ok(p) if !p.trim().is_empty() => vec![p],
-        _ => vec!["libmpi_abi.so.1".to_owned()],
+    let name = match std::env::var("MPIT_ABI_LIB") {
+        Ok(p) if !p.trim().is_empty() => p,
+        _ => "libmpi_abi.so.1".to_owned(),
     };
-    let mut tried = Vec::new();
-    for name in names {
-        // MPI implementations load plugins of their own that resolve MPI's symbols: global.
-        let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL;
-        // SAFETY: loading runs the library's initialisers: an MPI library's do not need
-        // anything of this process beyond what the C loader provides.
-        let opened = unsafe { libloading::os::unix::Library::open(Some(&name), flags) };
-        let lib: libloading::Library = match opened {
+    // MPI implementations load plugins of their own that resolve MPI's symbols: global.
+    let flags = libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL;
+    // SAFETY: loading runs the library's initialisers: an MPI library's do not need anything
+    // of this process beyond what the C loader provides.
+    let lib: libloading::Library =
+        match unsafe { libloading::os::unix::Library::open(Some(&name), flags) } {
             Ok(l) => l.into(),
             Err(e) => {
-                tried.push((name, e.to_string()));
-                continue;
+                return Err(LoadError::NotFound {
+                    why: e.to_string(),
+                    name,
+                });
             }
         };
-        let table = Table::resolve(&lib).map_err(|missing| LoadError::Incomplete {
-            path: name.clone(),
-            missing,
-        })?;
-        let mut v = (0, 0);
-        // SAFETY: `MPI_Abi_get_version` may be called at any time (MPI-5.0 §20.2) and writes two
-        // ints.
-        let rc = unsafe { (table.MPI_Abi_get_version)(&mut v.0, &mut v.1) };
-        if rc != consts::MPI_SUCCESS || v.0 != ABI_VERSION.0 {
-            return Err(LoadError::Version {
-                path: name,
-                found: v,
-            });
-        }
-        return Ok(Library {
+    let table = Table::resolve(&lib).map_err(|missing| LoadError::Incomplete {
+        path: name.clone(),
+        missing,
+    })?;
+    let mut v = (0, 0);
+    // SAFETY: `MPI_Abi_get_version` may be called at any time (MPI-5.0 §20.2) and writes two
+    // ints.
+    let rc = unsafe { (table.MPI_Abi_get_version)(&mut v.0, &mut v.1) };
+    if rc != consts::MPI_SUCCESS || v.0 != ABI_VERSION.0 {
+        return Err(LoadError::Version {
             path: name,
-            abi_version: v,
-            table,
-            _lib: lib,
+            found: v,
         });
     }
-    Err(LoadError::NotFound(tried))
+    Ok(Library {
+        path: name,
+        abi_version: v,
+        table,
+        _lib: lib,
+    })
 }
 
 /// `MPI_T_PVAR_ALL_HANDLES`: the pseudo-handle that makes `MPI_T_pvar_start`, `_stop` and
@@ -301,18 +299,4 @@ fn load() -> Result<Library, LoadError> {
 #[inline]
 pub fn mpi_t_pvar_all_handles() -> MPI_T_pvar_handle {
     MPI_T_PVAR_ALL_HANDLES
-}
-
-/// The library's own name for itself (`MPI_Get_library_version`), if one is loaded.
-pub fn library_version() -> Option<String> {
-    let mut buf = vec![0 as c_char; consts::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
-    let mut len = 0;
-    // SAFETY: the buffer holds MPI_MAX_LIBRARY_VERSION_STRING chars; callable at any time.
-    let rc = unsafe { MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
-    (rc == consts::MPI_SUCCESS).then(|| {
-        // SAFETY: MPI wrote a NUL-terminated string into the zeroed buffer, which has one more.
-        unsafe { CStr::from_ptr(buf.as_ptr()) }
-            .to_string_lossy()
-            .into_owned()
-    })
 }
