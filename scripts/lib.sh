@@ -160,6 +160,16 @@ select_mpi() {
           *) echo "abi:$run: $run has no MPI-5 ABI library (abi:mpich5, abi:intel)" >&2; return 1 ;;
         esac
         select_mpi "$run" || return 1
+        # The test event provider for that ABI library (an ABI build has no C compiler at build
+        # time): built here when missing or older than its source; the tools read it at run time.
+        local src="$ROOT/examples/event-provider" prov="$ROOT/target/abi/event-provider-$run"
+        if [ ! -e "$prov/libmpit_event_provider.so" ] || [ "$src/provider.c" -nt "$prov/libmpit_event_provider.so" ] ||
+          [ "$src/mpit_provider.h" -nt "$prov/libmpit_event_provider.so" ]; then
+          mkdir -p "$prov"
+          $MPIT_ABI_MPICC -shared -fPIC -O2 -Wall -Wextra -o "$prov/.tmp.$$.so" "$src/provider.c" -lpthread >&2 &&
+            mv "$prov/.tmp.$$.so" "$prov/libmpit_event_provider.so" || return 1
+        fi
+        export MPIT_EVENT_PROVIDER="$prov/libmpit_event_provider.so" MPIT_EVENT_PROVIDER_MPICC="$MPIT_ABI_MPICC"
       fi
       unset MPICC
       export CARGO_TARGET_DIR="$ROOT/target/abi"

@@ -36,7 +36,12 @@ mod run {
 
     use super::{SUMMARY, summary};
 
-    const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
+    /// The test event provider (the ABI build takes it from the environment at run time).
+    fn provider() -> String {
+        mpit_benches::event_provider().expect(
+            "no test event provider: MPIT_EVENT_PROVIDER (scripts/with-mpi abi:IMPL sets it)",
+        )
+    }
 
     #[repr(C)]
     struct TestEvent {
@@ -105,7 +110,7 @@ mod run {
     pub(crate) fn with_provider(summary_file: &std::path::Path) -> bool {
         std::process::Command::new(std::env::current_exe().unwrap())
             .args(std::env::args().skip(1))
-            .env("LD_PRELOAD", PROVIDER)
+            .env("LD_PRELOAD", provider())
             .env(SUMMARY, summary_file)
             .status()
             .unwrap()
@@ -117,7 +122,7 @@ mod run {
         let mpit = Mpit::init().unwrap();
         // SAFETY: the provider is preloaded; dlopen returns it; signatures of mpit_provider.h.
         let (lib, raise_at, raise_many) = unsafe {
-            let lib = libloading::Library::new(PROVIDER).unwrap();
+            let lib = libloading::Library::new(provider()).unwrap();
             let a = *lib.get::<RaiseAt>(b"mpit_provider_raise_at\0").unwrap();
             let m = *lib.get::<RaiseMany>(b"mpit_provider_raise_many\0").unwrap();
             (lib, a, m)
@@ -129,7 +134,7 @@ mod run {
             id: 3,
             flag: 0,
         };
-        let ctx = 1u32; // MPI_T_CB_REQUIRE_MPI_RESTRICTED
+        let ctx = sys::MPI_T_CB_REQUIRE_MPI_RESTRICTED as u32;
         let raise = || {
             // SAFETY: `data` has the event type's layout.
             unsafe { raise_at(ev as i32, 0, ctx, (&raw const data).cast()) }
@@ -237,7 +242,7 @@ mod run {
                     raise_many(
                         ev as i32,
                         source,
-                        3,
+                        sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE as u32,
                         std::ptr::null(),
                         batch.as_ptr().cast(),
                         std::mem::size_of::<TestEvent>(),
@@ -452,8 +457,11 @@ mod real {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Instant;
 
+    // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
     use mpi::topology::SimpleCommunicator;
     use mpi::traits::*;
+    #[cfg(mpit_abi)]
+    use mpit_safe::mpi;
     use mpit_safe::{CbSafety, EventStream, Mpit, NoObject, Registration, sys};
 
     use super::{SUMMARY, summary};

@@ -17,7 +17,14 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use criterion::Criterion;
-use mpit_safe::{Bind, Datatype, Mpit, NoObject, PvarInfo, sys};
+#[cfg(mpit_abi)]
+use mpit_benches::abi_c as sys;
+// rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
+#[cfg(not(mpit_abi))]
+use mpit_safe::sys;
+use mpit_safe::{Bind, Datatype, Mpit, NoObject, PvarInfo};
 
 /// Raw handles on the same variable as the safe one, in their own session.
 struct Raw {
@@ -615,6 +622,9 @@ fn main() {
     // MPI_Init first (rsmpi): Open MPI 4.1 refuses pvar handles before it.
     let universe = mpi::initialize().expect("MPI_Init");
     let mpit = Mpit::init().unwrap();
+    // The raw side calls the library's symbols as C does (the library is loaded now).
+    #[cfg(mpit_abi)]
+    sys::load();
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
@@ -623,11 +633,18 @@ fn main() {
     let mut rounds = Vec::new();
     bench(&mut c, &mpit, &mut pairs, &mut rounds);
     c.final_summary();
-    println!(
-        "\n{} {}: safe / raw (criterion mean)",
-        sys::IMPLEMENTATION,
-        sys::IMPLEMENTATION_VERSION
-    );
+    #[cfg(not(mpit_abi))]
+    let built_for = format!("{} {}", sys::IMPLEMENTATION, sys::IMPLEMENTATION_VERSION);
+    #[cfg(mpit_abi)]
+    let built_for = match mpit_safe::sys::abi::library() {
+        Ok(lib) => format!(
+            "MPI ABI build on {} ({})",
+            mpit_safe::implementation(),
+            lib.path
+        ),
+        Err(e) => format!("MPI ABI build: {e}"),
+    };
+    println!("\n{built_for}: safe / raw (criterion mean)");
     for (group, raw, safe) in pairs {
         match (
             mpit_benches::criterion_mean_ns(&raw),

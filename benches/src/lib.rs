@@ -2,6 +2,19 @@
 //! in one run and reports the ratio. The harnesses arrive with the issues that add the hot paths
 //! (pvar read/readreset, start/stop, event dispatch); the foundation only builds the crate.
 
+#[cfg(mpit_abi)]
+pub mod abi_c;
+
+/// The test event provider to preload: `MPIT_EVENT_PROVIDER` at run time (`scripts/with-mpi
+/// abi:IMPL` builds one for an ABI library: an ABI build has no C compiler at build time),
+/// else the one this crate's build script built (`None`: neither).
+pub fn event_provider() -> Option<String> {
+    std::env::var("MPIT_EVENT_PROVIDER")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .or_else(|| option_env!("MPIT_EVENT_PROVIDER").map(str::to_owned))
+}
+
 /// The mean point estimate criterion wrote for benchmark `id` (e.g. `"pvar_read/raw"`), in
 /// nanoseconds, read back so a bench can print safe/raw ratios at the end of its own run.
 pub fn criterion_mean_ns(id: &str) -> Option<f64> {

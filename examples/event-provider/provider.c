@@ -42,6 +42,16 @@
 
 #include "mpit_provider.h"
 
+/* The structs behind the event handles: the tags MPICH's mpi.h names, or the MPI-5 ABI's
+ * (mpi_abi.h, built with mpicc_abi or mpicc -mpi-abi), whose handles are this provider's too. */
+#if defined(MPI_ABI_VERSION)
+#define REG_TAG MPI_T_event_registration_t
+#define INST_TAG MPI_T_event_instance_t
+#else
+#define REG_TAG MPIR_T_event_registration_s
+#define INST_TAG MPIR_T_event_instance_s
+#endif
+
 #define API __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -160,7 +170,7 @@ typedef struct {
     char *label; /* hint mpit_provider_label; under g_lock */
 } cbslot_t;
 
-struct MPIR_T_event_registration_s {
+struct REG_TAG {
     int type;
     int bound;
     MPI_Comm comm;    /* the bound communicator's handle value (immutable) */
@@ -173,20 +183,20 @@ struct MPIR_T_event_registration_s {
     void *free_user_data;
     unsigned long retire_epoch;
     char *label;                                    /* under g_lock */
-    struct MPIR_T_event_registration_s *live_next;  /* live list, under g_lock */
-    struct MPIR_T_event_registration_s *live_prev;
-    _Atomic(struct MPIR_T_event_registration_s *) next; /* the type's list (read without locks) */
-    struct MPIR_T_event_registration_s *retired_next;   /* under g_retire_lock */
+    struct REG_TAG *live_next;  /* live list, under g_lock */
+    struct REG_TAG *live_prev;
+    _Atomic(struct REG_TAG *) next; /* the type's list (read without locks) */
+    struct REG_TAG *retired_next;   /* under g_retire_lock */
 };
-typedef struct MPIR_T_event_registration_s reg_t;
+typedef struct REG_TAG reg_t;
 
-struct MPIR_T_event_instance_s {
+struct INST_TAG {
     int type;
     int source;
     MPI_Count timestamp;
     const void *data;
 };
-typedef struct MPIR_T_event_instance_s inst_t;
+typedef struct INST_TAG inst_t;
 
 typedef struct {
     _Atomic(reg_t *) head; /* registrations in allocation order; changed under g_lock */
@@ -204,7 +214,7 @@ static MPI_Count src_last[NSRC]; /* last timestamp of an ORDERED source, under s
 
 static atomic_int g_mpit_init; /* MPI_T_init_thread minus MPI_T_finalize */
 static atomic_int g_live_regs;
-static atomic_int g_activity_ctx = MPI_T_CB_REQUIRE_MPI_RESTRICTED;
+static atomic_int g_activity_ctx = 1; /* MPI_T_CB_REQUIRE_MPI_RESTRICTED */
 static atomic_int g_drop_scope = MPIT_PROVIDER_DROPS_PER_SOURCE;
 static atomic_int g_pending_regs[NSRC]; /* registrations with unreported drops, per source */
 static atomic_int g_category = -2;      /* index of MPICH's "CH4" category; -2 unknown */
@@ -219,9 +229,25 @@ static inline int initialized(void)
     return atomic_load_explicit(&g_mpit_init, memory_order_acquire) > 0;
 }
 
+/* Safety levels are indices 0..3 here (none < MPI restricted < thread safe < async-signal
+ * safe); the header's constants are 0..3 in MPICH's mpi.h but 0x00, 0x03, 0x0F, 0x3F in the
+ * MPI-5 ABI's, so every MPI_T_cb_safety crossing the API is translated. */
+static const MPI_T_cb_safety safety_of[NLEVELS] = {
+    MPI_T_CB_REQUIRE_NONE, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_T_CB_REQUIRE_THREAD_SAFE,
+    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE};
+
+/* The level of a constant; -1 for a value that is none of them. */
+static inline int level_of(MPI_T_cb_safety s)
+{
+    for (int l = 0; l < NLEVELS; l++)
+        if (safety_of[l] == s)
+            return l;
+    return -1;
+}
+
 static inline int valid_level(int l)
 {
-    return l >= MPI_T_CB_REQUIRE_NONE && l <= MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE;
+    return l >= 0 && l < NLEVELS;
 }
 
 static inline MPI_Count clock_ticks(clockid_t c)
@@ -433,7 +459,7 @@ static void finish(reg_t *r, int ctx)
         int saved_ctx = tls_ctx;
         tls_inst = NULL;
         tls_ctx = ctx;
-        r->free_cb(r, (MPI_T_cb_safety) ctx, r->free_user_data);
+        r->free_cb(r, safety_of[ctx], r->free_user_data);
         tls_inst = saved_inst;
         tls_ctx = saved_ctx;
         count(&rec_get()->frees);
@@ -552,7 +578,7 @@ static inline void call_dropped(MPI_T_event_dropped_cb_function *h, MPI_Count n,
     int saved_ctx = tls_ctx;
     tls_inst = NULL;
     tls_ctx = ctx;
-    h(n, r, src, (MPI_T_cb_safety) ctx, user_data);
+    h(n, r, src, safety_of[ctx], user_data);
     tls_inst = saved_inst;
     tls_ctx = saved_ctx;
     count(&tls_rec->reports);
@@ -654,7 +680,7 @@ static void raise_one(int ev, int src, int ctx, const void *obj, const void *dat
         }
         tls_inst = &inst;
         tls_ctx = ctx;
-        c.fn(&inst, r, (MPI_T_cb_safety) ctx, c.user_data);
+        c.fn(&inst, r, safety_of[ctx], c.user_data);
         tls_inst = saved_inst;
         tls_ctx = saved_ctx;
         count(&tls_rec->invoked);
@@ -692,27 +718,27 @@ API int mpit_provider_abi_version(void)
 
 API int mpit_provider_raise(int event_index, int source_index, const void *data)
 {
-    return raise_checked(event_index, source_index, MPI_T_CB_REQUIRE_NONE, NULL, data, 0, 1);
+    return raise_checked(event_index, source_index, 0, NULL, data, 0, 1);
 }
 
 API int mpit_provider_raise_at(int event_index, int source_index, MPI_T_cb_safety context,
                                const void *data)
 {
-    return raise_checked(event_index, source_index, (int) context, NULL, data, 0, 1);
+    return raise_checked(event_index, source_index, level_of(context), NULL, data, 0, 1);
 }
 
 API int mpit_provider_raise_bound(int event_index, int source_index, MPI_T_cb_safety context,
                                   const void *obj_handle, const void *data)
 {
-    return raise_checked(event_index, source_index, (int) context, obj_handle, data, 0, 1);
+    return raise_checked(event_index, source_index, level_of(context), obj_handle, data, 0, 1);
 }
 
 API int mpit_provider_raise_many(int event_index, int source_index, MPI_T_cb_safety context,
                                  const void *obj_handle, const void *data, size_t stride,
                                  long long count)
 {
-    return raise_checked(event_index, source_index, (int) context, obj_handle, data, stride,
-                         count);
+    return raise_checked(event_index, source_index, level_of(context), obj_handle, data,
+                         stride, count);
 }
 
 API int mpit_provider_live_registrations(void)
@@ -758,9 +784,10 @@ API void mpit_provider_reset_counters(void)
 
 API int mpit_provider_set_activity_safety(MPI_T_cb_safety context)
 {
-    if (!valid_level((int) context))
+    int level = level_of(context);
+    if (!valid_level(level))
         return MPI_T_ERR_INVALID;
-    atomic_store(&g_activity_ctx, (int) context);
+    atomic_store(&g_activity_ctx, level);
     return MPI_SUCCESS;
 }
 
@@ -1058,19 +1085,20 @@ API int MPI_T_event_register_callback(MPI_T_event_registration event_registratio
     int rc = lock_handle(r);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!valid_level((int) cb_safety)) {
+    int level = level_of(cb_safety);
+    if (!valid_level(level)) {
         pthread_mutex_unlock(&g_lock);
         return MPI_T_ERR_INVALID;
     }
     /* Registering overwrites the function, user data and hints of that level; NULL removes. */
     char *label = event_cb_function != NULL ? info_value(info, INFO_KEY_LABEL) : NULL;
     seq_write_begin(r);
-    atomic_store_explicit(&r->cb[cb_safety].fn, event_cb_function, memory_order_relaxed);
-    atomic_store_explicit(&r->cb[cb_safety].user_data,
+    atomic_store_explicit(&r->cb[level].fn, event_cb_function, memory_order_relaxed);
+    atomic_store_explicit(&r->cb[level].user_data,
                           event_cb_function != NULL ? user_data : NULL, memory_order_relaxed);
     seq_write_end(r);
-    free(r->cb[cb_safety].label);
-    r->cb[cb_safety].label = label;
+    free(r->cb[level].label);
+    r->cb[level].label = label;
     pthread_mutex_unlock(&g_lock);
     return MPI_SUCCESS;
 }
@@ -1084,14 +1112,15 @@ API int MPI_T_event_callback_set_info(MPI_T_event_registration event_registratio
     int rc = lock_handle(r);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!valid_level((int) cb_safety) || atomic_load(&r->cb[cb_safety].fn) == NULL) {
+    int level = level_of(cb_safety);
+    if (!valid_level(level) || atomic_load(&r->cb[level].fn) == NULL) {
         pthread_mutex_unlock(&g_lock);
         return MPI_T_ERR_INVALID;
     }
     char *label = info_value(info, INFO_KEY_LABEL);
     if (label != NULL) {
-        free(r->cb[cb_safety].label);
-        r->cb[cb_safety].label = label;
+        free(r->cb[level].label);
+        r->cb[level].label = label;
     }
     pthread_mutex_unlock(&g_lock);
     return MPI_SUCCESS;
@@ -1104,13 +1133,13 @@ API int MPI_T_event_callback_get_info(MPI_T_event_registration event_registratio
     int rc = lock_handle(r);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (info_used == NULL || !valid_level((int) cb_safety) ||
-        atomic_load(&r->cb[cb_safety].fn) == NULL) {
+    int level = level_of(cb_safety);
+    if (info_used == NULL || !valid_level(level) || atomic_load(&r->cb[level].fn) == NULL) {
         pthread_mutex_unlock(&g_lock);
         return MPI_T_ERR_INVALID;
     }
-    const char *kv[] = {"mpit_provider_cb_safety", level_names[cb_safety], INFO_KEY_LABEL,
-                        r->cb[cb_safety].label};
+    const char *kv[] = {"mpit_provider_cb_safety", level_names[level], INFO_KEY_LABEL,
+                        r->cb[level].label};
     rc = new_info(info_used, kv, 2);
     pthread_mutex_unlock(&g_lock);
     return rc;
@@ -1165,7 +1194,7 @@ API int MPI_T_event_handle_free(MPI_T_event_registration event_registration, voi
     atomic_fetch_add(&g_nretired, 1);
     pthread_mutex_unlock(&g_retire_lock);
     pthread_mutex_unlock(&g_lock);
-    reclaim(tls_ctx < 0 ? MPI_T_CB_REQUIRE_NONE : tls_ctx);
+    reclaim(tls_ctx < 0 ? 0 : tls_ctx);
     return MPI_SUCCESS;
 }
 
@@ -1242,6 +1271,16 @@ static inline int watching(int ev)
     return initialized() && atomic_load_explicit(&evs[ev].nregs, memory_order_relaxed) > 0;
 }
 
+/* The communicator as an int, as Fortran sees it (MPI_Comm_toint in the MPI-5 ABI). */
+static inline int comm_int(MPI_Comm comm)
+{
+#if defined(MPI_ABI_VERSION)
+    return PMPI_Comm_toint(comm);
+#else
+    return (int) PMPI_Comm_c2f(comm);
+#endif
+}
+
 static void activity(int ev_plain, int ev_comm, MPI_Comm comm, int peer, int tag,
                      MPI_Count bytes)
 {
@@ -1254,7 +1293,7 @@ static void activity(int ev_plain, int ev_comm, MPI_Comm comm, int peer, int tag
         d.peer = peer;
         d.tag = tag;
         d.bytes = bytes;
-        d.comm = (int) PMPI_Comm_c2f(comm);
+        d.comm = comm_int(comm);
         raise_one(ev_plain, MPIT_PROVIDER_SOURCE_MONOTONIC, ctx, NULL, &d);
     }
     if (ev_comm >= 0 && watching(ev_comm)) {
@@ -1331,7 +1370,7 @@ static atomic_int g_req_count;
 
 static inline unsigned req_hash(MPI_Request r)
 {
-    return ((unsigned) r * 2654435761u) >> 22; /* 10 bits */
+    return ((unsigned) (uintptr_t) r * 2654435761u) >> 22; /* 10 bits */
 }
 
 /* Removes req's entry; returns 1 and its communicator if there was one. */

@@ -64,7 +64,7 @@ fn stream_callback_path_allocates_nothing() {
     let reg = mpit.register_event(ev, &NoObject).unwrap();
     let stream = reg.stream(CbSafety::AsyncSignalSafe, 20_000).unwrap();
     let data = provider::TestEvent::new(1);
-    let raise = || assert_eq!(p.raise(ev, 0, 3, &data), 0);
+    let raise = || assert_eq!(p.raise(ev, 0, CbSafety::AsyncSignalSafe, &data), 0);
     raise(); // warm up (first-touch of thread locals in MPI and the provider)
     let before = ALLOCS.with(Cell::get);
     for _ in 0..10_000 {

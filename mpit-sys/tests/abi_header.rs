@@ -57,6 +57,7 @@ const SELECTED_FUNCTIONS: &[&str] = &[
     "MPI_Init",
     "MPI_Init_thread",
     "MPI_Initialized",
+    "MPI_Iprobe",
     "MPI_Irecv",
     "MPI_Isend",
     "MPI_Probe",

@@ -17,6 +17,9 @@ use proptest::prelude::*;
 use mpit_core::{Datatype, ErrorClass};
 use mpit_safe::RawConstant;
 use mpit_sys as sys;
+// rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 
 use super::props::SILENT;
 use super::raw::{self, StrArg};
@@ -78,11 +81,14 @@ fn repro(ctx: &Ctx, expect: Expect) -> Repro {
 
 /// `MPI_T_source_get_num` or `MPI_T_event_get_num` (`what`): the count, or the verdict that
 /// ends the property (none to check, or the call failed).
-fn count(
-    f: unsafe extern "C" fn(*mut c_int) -> c_int,
-    what: &str,
-    rule: &'static Rule,
-) -> Result<c_int, Verdict> {
+/// An `MPI_T_*_get_num` function: the C function in the native build, the library table's
+/// wrapper in the ABI build.
+#[cfg(not(mpit_abi))]
+type GetNum = unsafe extern "C" fn(*mut c_int) -> c_int;
+#[cfg(mpit_abi)]
+type GetNum = unsafe fn(*mut c_int) -> c_int;
+
+fn count(f: GetNum, what: &str, rule: &'static Rule) -> Result<c_int, Verdict> {
     let mut n = 0;
     // SAFETY: MPI_T is initialised; valid out-pointer.
     let rc = unsafe { f(&mut n) };

@@ -18,7 +18,7 @@ use mpit_core::event_model::{EventModel, Outcome};
 use super::rules;
 use super::{Ctx, Verdict, check_prop};
 use mpit_safe::level::Level;
-use mpit_safe::{Mpit, NoObject, Registration};
+use mpit_safe::{Mpit, NoObject, RawConstant, Registration};
 
 unsafe extern "C" {
     fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
@@ -164,17 +164,14 @@ pub fn check_event_sequence<L: Level>(
                 if let Ok(mut g) = log.lock() {
                     g.clear();
                 }
-                let level = CbSafety::ALL
-                    .iter()
-                    .position(|&x| x == context)
-                    .unwrap_or(0);
                 // SAFETY: `data` has the layout of the provider's event type and lives for
                 // the call; indices are the provider's.
                 let rc = unsafe {
                     raise(
                         ev as c_int,
                         source as c_int,
-                        level as u32,
+                        // The header's constant (MPI_T_cb_safety), which the provider takes.
+                        context.to_raw().unwrap_or(0) as u32,
                         (&data as *const TestEvent).cast(),
                     )
                 };

@@ -56,6 +56,9 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config as PtConfig, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 use mpit_sys as sys;
+// rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 
 #[cfg(mpit_events)]
 mod event_props;
@@ -285,6 +288,21 @@ pub fn implementation_key(library_version: &str) -> Option<&'static str> {
         (Vendor::OpenMpi, 4) => Some("openmpi"),
         (Vendor::OpenMpi, 5) => Some("openmpi5"),
         _ => None,
+    }
+}
+
+/// The key of this build's library: the native one's, or in the ABI build (`--cfg mpit_abi`)
+/// `mpich5-abi` and `intel-abi`: the ABI library translates every handle and constant, and
+/// its findings are its own (MPICH 5.0.2's crashes on `MPI_T_PVAR_ALL_HANDLES`).
+pub fn build_key(native: Option<&'static str>) -> Option<&'static str> {
+    if cfg!(mpit_abi) {
+        match native? {
+            "mpich5" => Some("mpich5-abi"),
+            "intel" => Some("intel-abi"),
+            _ => None,
+        }
+    } else {
+        native
     }
 }
 
@@ -1074,7 +1092,7 @@ pub fn implementation() -> Implementation {
     Implementation {
         library: mpit_safe::implementation(),
         library_version: full.lines().next().unwrap_or("").trim().to_string(),
-        key: implementation_key(&full),
+        key: build_key(implementation_key(&full)),
         library_version_full: full,
         mpi_version: (major, minor),
     }

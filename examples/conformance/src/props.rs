@@ -8,6 +8,9 @@ use proptest::prelude::*;
 use mpit_core::{ErrorClass, PvarClass};
 use mpit_safe::RawConstant;
 use mpit_sys as sys;
+// rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 
 use super::raw::{self, Kind, StrArg};
 use super::repro::{ACCEPTED, ANSWER, CLASS, Expect, Repro, c_str};

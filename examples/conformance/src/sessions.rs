@@ -13,6 +13,9 @@ use mpit_core::pvar_model::{Op, PvarModel, VarTraits, Violation};
 use mpit_core::{Datatype, ErrorClass, PvarClass, Value};
 use mpit_safe::RawConstant;
 use mpit_sys as sys;
+// rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 
 use super::props::{SILENT, c_index};
 use super::raw::{self, Kind, StrArg};
@@ -484,7 +487,10 @@ pub(super) fn errors_handles(ctx: &Ctx) -> Verdict {
 /// Bound variables allocated with the null handle of their object kind.
 pub(super) fn errors_binding(ctx: &Ctx) -> Verdict {
     // SAFETY: a plain read of rsmpi's link-time constant.
+    #[cfg(not(mpit_abi))]
     let mut comm_null = unsafe { sys::mpi_sys::RSMPI_COMM_NULL };
+    #[cfg(mpit_abi)]
+    let mut comm_null = sys::MPI_COMM_NULL;
     let mut dt_null = sys::MPI_DATATYPE_NULL;
     let mut info_null = sys::MPI_INFO_NULL;
     let mut problems = Vec::new();

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mpit_conformance::{Expect, implementation_key};
+use mpit_conformance::{Expect, build_key, implementation_key};
 use serde_json::Value as Json;
 
 #[path = "../../tests/common/schema.rs"]
@@ -144,8 +144,16 @@ fn check_repro(r: &ReproRun) -> Result<String, String> {
         .and_then(|s| s.to_str())
         .unwrap_or("repro");
     let exe = dir.join(stem);
-    let mpicc = std::env::var("MPICC").unwrap_or_else(|_| mpit_safe::sys::BUILD_MPICC.to_owned());
-    let build = Command::new(&mpicc)
+    // The ABI build's reproducers are built for the ABI library, with its C compiler.
+    let mpicc = if cfg!(mpit_abi) {
+        std::env::var("MPIT_ABI_MPICC")
+            .expect("MPIT_ABI_MPICC: the MPI ABI's C compiler (scripts/with-mpi abi:IMPL sets it)")
+    } else {
+        std::env::var("MPICC").unwrap_or_else(|_| mpit_safe::sys::BUILD_MPICC.to_owned())
+    };
+    let mut words = mpicc.split_whitespace();
+    let build = Command::new(words.next().unwrap_or("mpicc"))
+        .args(words)
         .arg(&r.path)
         .arg("-o")
         .arg(&exe)
@@ -216,7 +224,9 @@ fn findings_match_the_expectation_file_and_reproduce_in_c() {
         .as_str()
         .unwrap_or_else(|| panic!("no expectation key for library {lib:?}"));
     assert_eq!(
-        implementation_key(imp["library_version_full"].as_str().unwrap_or("")),
+        build_key(implementation_key(
+            imp["library_version_full"].as_str().unwrap_or("")
+        )),
         Some(key)
     );
     let props = report["properties"].as_array().expect("properties");

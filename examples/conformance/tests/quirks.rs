@@ -19,6 +19,9 @@ use common::init_mpi;
 use mpit_conformance::child::{self, Text};
 use mpit_safe::quirks::{self, QUIRKS};
 use mpit_safe::{Error, Mpit, NoObject, Quirk, sys};
+// rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 
 const CHILD: &str = "MPIT_SAFE_QUIRK_CHILD";
 
@@ -497,6 +500,45 @@ fn mpich_event_enumtype() {
     }
 }
 
+/// MPICH 5.0.2's ABI library crashes starting, stopping or resetting `MPI_T_PVAR_ALL_HANDLES`,
+/// even in a session without handles (its native library returns `MPI_SUCCESS`): a guard of
+/// the ABI build.
+#[cfg(mpit_abi)]
+#[test]
+fn mpich_abi_pvar_all_handles() {
+    const TEST: &str = "mpich_abi_pvar_all_handles";
+    match scenario().as_deref() {
+        Some("raw") => {
+            init_mpi();
+            raw_t_init();
+            let mut session = sys::MPI_T_PVAR_SESSION_NULL;
+            // SAFETY: MPI_T is initialised; valid out-pointer.
+            let rc = unsafe { sys::MPI_T_pvar_session_create(&mut session) };
+            assert_eq!(rc, sys::MPI_SUCCESS, "MPI_T_pvar_session_create");
+            for (what, f) in [
+                ("start", sys::MPI_T_pvar_start as unsafe fn(_, _) -> _),
+                ("stop", sys::MPI_T_pvar_stop),
+                ("reset", sys::MPI_T_pvar_reset),
+            ] {
+                // SAFETY: a live session; the pseudo-handle the standard allows here.
+                let rc = unsafe { f(session, sys::MPI_T_PVAR_ALL_HANDLES) };
+                // No handle in the session: nothing to start, stop or reset.
+                assert_eq!(rc, sys::MPI_SUCCESS, "MPI_T_pvar_{what}(ALL_HANDLES)");
+            }
+            println!("raw: ok");
+        }
+        Some("safe") => {
+            init_mpi();
+            let mpit = Mpit::init().unwrap();
+            let session = mpit.session().unwrap();
+            refused_or_ok(session.start_all(), "Session::start_all");
+            refused_or_ok(session.stop_all(), "Session::stop_all");
+            refused_or_ok(session.reset_all(), "Session::reset_all");
+        }
+        _ => prove(TEST, &quirks::MPICH_ABI_PVAR_ALL_HANDLES, None),
+    }
+}
+
 /// Every quirk is one of the table's, with a stable unique id, and applies to at most one
 /// vendor; the table is the one the tests above cover (the dequeued-event data quirk and the
 /// event-registration race are proven by `examples/tests/quirk_dequeued_data.rs` and
@@ -516,6 +558,8 @@ fn the_table_is_complete_and_unique() {
         quirks::MPICH_EVENT_ENUMTYPE.id,
         quirks::MPICH_DEQUEUED_EVENT_DATA.id,
         quirks::MPICH_EVENT_REGISTRATION_RACE.id,
+        #[cfg(mpit_abi)]
+        quirks::MPICH_ABI_PVAR_ALL_HANDLES.id,
     ];
     for q in QUIRKS {
         assert!(covered.contains(&q.id), "{} has no test", q.id);

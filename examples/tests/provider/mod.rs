@@ -4,6 +4,8 @@
 // Each test file uses a part of this module.
 #![allow(dead_code)]
 
+use mpit_safe::{CbSafety, RawConstant};
+
 /// `struct mpit_provider_test` of mpit_provider.h.
 #[repr(C)]
 pub(crate) struct TestEvent {
@@ -23,6 +25,14 @@ impl TestEvent {
             flag: 1,
         }
     }
+}
+
+/// The header's `MPI_T_cb_safety` constant of a level, as the provider's control API takes
+/// it (0..3 in MPICH's header, 0x00/0x03/0x0F/0x3F in the MPI-5 ABI's).
+pub(crate) fn raw_safety(level: CbSafety) -> u32 {
+    level
+        .to_raw()
+        .expect("the event API's constants are declared") as u32
 }
 
 /// `mpit_provider_raise_at(event, source, context, data)`.
@@ -78,11 +88,11 @@ impl Provider {
         unsafe { (self.set_scope)(1) }
     }
 
-    /// The context (index of the level in `CbSafety::ALL`) in which events of real MPI activity
-    /// are raised; returns `MPI_SUCCESS` or the provider's error.
-    pub(crate) fn set_activity_safety(&self, context: u32) -> i32 {
+    /// The context in which events of real MPI activity are raised; returns `MPI_SUCCESS` or
+    /// the provider's error.
+    pub(crate) fn set_activity_safety(&self, context: CbSafety) -> i32 {
         // SAFETY: plain C call; the provider checks the value.
-        unsafe { (self.set_activity)(context as i32) }
+        unsafe { (self.set_activity)(raw_safety(context) as i32) }
     }
 
     /// Free callbacks the provider has run since its counters were reset.
@@ -97,9 +107,15 @@ impl Provider {
         unsafe { (self.live)() }
     }
 
-    /// Raises `provider_test` event `ev` from `source` in a context of level `context` (the
-    /// index of the level in `CbSafety::ALL`).
-    pub(crate) fn raise(&self, ev: usize, source: usize, context: u32, data: &TestEvent) -> i32 {
+    /// Raises `provider_test` event `ev` from `source` in a context of level `context`.
+    pub(crate) fn raise(
+        &self,
+        ev: usize,
+        source: usize,
+        context: CbSafety,
+        data: &TestEvent,
+    ) -> i32 {
+        let context = raw_safety(context);
         // SAFETY: `data` has the event type's layout and lives for the call.
         unsafe {
             (self.raise_at)(

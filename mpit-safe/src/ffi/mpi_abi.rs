@@ -424,6 +424,14 @@ pub trait Source {
 
     /// `MPI_Probe`, `MPI_Get_count` and `MPI_Recv` of a message of any length, any tag.
     fn receive_vec<T: Equivalence>(&self) -> (Vec<T>, Status);
+
+    /// `MPI_Iprobe` for a message with this tag: its status if one is pending.
+    fn immediate_probe_with_tag(&self, tag: Tag) -> Option<Status>;
+
+    /// `MPI_Iprobe` for a message with any tag.
+    fn immediate_probe(&self) -> Option<Status> {
+        self.immediate_probe_with_tag(sys::MPI_ANY_TAG)
+    }
 }
 
 impl Source for Process<'_> {
@@ -445,6 +453,16 @@ impl Source for Process<'_> {
             )
         });
         Status(status)
+    }
+
+    fn immediate_probe_with_tag(&self, tag: Tag) -> Option<Status> {
+        let mut status = sys::MPI_Status::default();
+        let mut flag = 0;
+        // SAFETY: the flag and status are writable; a live communicator.
+        ok("MPI_Iprobe", unsafe {
+            sys::MPI_Iprobe(self.rank, tag, self.comm, &mut flag, &mut status)
+        });
+        (flag != 0).then_some(Status(status))
     }
 
     fn receive_vec<T: Equivalence>(&self) -> (Vec<T>, Status) {

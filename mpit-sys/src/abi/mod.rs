@@ -11,6 +11,10 @@
 //! 2. else `libmpi_abi.so.1` as the dynamic loader finds it (`LD_LIBRARY_PATH`, the rpath,
 //!    the loader's cache).
 //!
+//! Each function is then bound as a program linked with `-lmpi_abi` binds it: the first
+//! definition in the process's global scope, so a PMPI tool or an MPI_T provider in
+//! `LD_PRELOAD` stands in front of the library, as it does for C.
+//!
 //! A library whose `MPI_Abi_get_version` reports another major version than
 //! [`ABI_VERSION`]'s is refused. When no library loads, every function returns
 //! `MPI_ERR_OTHER` (`MPI_Wtime`: NaN) and [`library`] says why.
@@ -22,8 +26,9 @@
 
 #![allow(non_camel_case_types, non_snake_case, clippy::unreadable_literal)]
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Opaque structs behind the handle types: only MPI knows their layout.
 macro_rules! opaque {
@@ -58,25 +63,57 @@ macro_rules! functions {
         }
 
         impl Table {
-            /// Looks every function up; the names of those missing otherwise.
-            pub(super) fn resolve(lib: &libloading::Library) -> Result<Table, Vec<&'static str>> {
+            /// Looks every function up in `scopes`, first found first; the names of those
+            /// missing otherwise.
+            pub(super) fn resolve(
+                scopes: &[&libloading::Library],
+            ) -> Result<Table, Vec<&'static str>> {
                 let mut missing = Vec::new();
                 $(
-                    // SAFETY: the symbol, if present, is the ABI's function of this name,
-                    // whose C signature `generated.rs` declares (from the header).
-                    let $name = unsafe {
-                        lib.get::<unsafe extern "C" fn($($ty),*) -> $ret>(
-                            concat!(stringify!($name), "\0").as_bytes(),
-                        )
+                    let $name = scopes.iter().find_map(|lib| {
+                        // SAFETY: the symbol, if present, is the ABI's function of this name,
+                        // whose C signature `generated.rs` declares (from the header).
+                        unsafe {
+                            lib.get::<unsafe extern "C" fn($($ty),*) -> $ret>(
+                                concat!(stringify!($name), "\0").as_bytes(),
+                            )
+                        }
+                        .ok()
+                        .map(|s| *s)
+                    });
+                    if $name.is_none() {
+                        missing.push(stringify!($name));
                     }
-                    .map(|s| *s)
-                    .map_err(|_| missing.push(stringify!($name)))
-                    .ok();
                 )*
                 match ($($name,)*) {
                     ($(Some($name),)*) => Ok(Table { $($name,)* }),
                     _ => Err(missing),
                 }
+            }
+        }
+
+        /// One pointer per function, published by [`Table::publish`] once the library is
+        /// accepted (null before): a wrapper's fast path is the one load a C call makes
+        /// through its GOT entry.
+        mod slot {
+            use std::ffi::c_void;
+            use std::sync::atomic::AtomicPtr;
+            $(
+                #[allow(non_upper_case_globals)]
+                pub(in super::super) static $name: AtomicPtr<c_void> =
+                    AtomicPtr::new(std::ptr::null_mut());
+            )*
+        }
+
+        impl Table {
+            /// Makes the functions callable through the wrappers.
+            pub(super) fn publish(&self) {
+                $(
+                    slot::$name.store(
+                        self.$name as *mut std::ffi::c_void,
+                        std::sync::atomic::Ordering::Release,
+                    );
+                )*
             }
         }
 
@@ -90,11 +127,21 @@ macro_rules! functions {
             /// `MPI_Wtime`) and touches nothing.
             #[inline]
             pub unsafe fn $name($($arg: $ty),*) -> $ret {
-                match table() {
-                    // SAFETY: the caller upholds the function's contract.
-                    Some(t) => unsafe { (t.$name)($($arg),*) },
-                    None => <$ret as Unloaded>::UNLOADED,
+                // Acquire pairs with `publish`: the library is loaded and initialised.
+                let mut p = slot::$name.load(std::sync::atomic::Ordering::Acquire);
+                if p.is_null() {
+                    p = first_use(&slot::$name);
+                    if p.is_null() {
+                        return <$ret as Unloaded>::UNLOADED;
+                    }
                 }
+                // SAFETY: a non-null slot holds this function's address from the accepted
+                // library (`publish`), whose C signature this is.
+                let f = unsafe {
+                    std::mem::transmute::<*mut std::ffi::c_void, unsafe extern "C" fn($($ty),*) -> $ret>(p)
+                };
+                // SAFETY: the caller upholds the function's contract.
+                unsafe { f($($arg),*) }
             }
         )*
     };
@@ -104,7 +151,7 @@ macro_rules! functions {
 // `(void *)1`).
 #[allow(clippy::too_many_arguments, clippy::manual_dangling_ptr)]
 mod generated {
-    use super::{Unloaded, table};
+    use super::{Unloaded, first_use};
     use std::ffi::{c_char, c_int, c_uint, c_void};
     include!("generated.rs");
 }
@@ -160,15 +207,8 @@ pub struct Library {
     pub path: String,
     /// What its `MPI_Abi_get_version` reported.
     pub abi_version: (c_int, c_int),
-    table: Table,
     // Never unloaded: MPI keeps threads and handlers of its own.
     _lib: libloading::Library,
-}
-
-impl std::fmt::Debug for Table {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Table { .. }")
-    }
 }
 
 /// Why no ABI library is in use.
@@ -237,19 +277,15 @@ pub fn library() -> Result<&'static Library, &'static LoadError> {
     LIBRARY.get_or_init(load).as_ref()
 }
 
-#[inline]
-fn table() -> Option<&'static Table> {
-    match LIBRARY.get() {
-        Some(Ok(lib)) => Some(&lib.table),
-        Some(Err(_)) => None,
-        None => cold_table(),
-    }
-}
-
+/// A wrapper's slow path: loads the library (once, in any thread) and reads the slot again
+/// (still null when no library was accepted).
 #[cold]
 #[inline(never)]
-fn cold_table() -> Option<&'static Table> {
-    library().ok().map(|l| &l.table)
+fn first_use(slot: &AtomicPtr<c_void>) -> *mut c_void {
+    match library() {
+        Ok(_) => slot.load(Ordering::Acquire),
+        Err(_) => std::ptr::null_mut(),
+    }
 }
 
 fn load() -> Result<Library, LoadError> {
@@ -271,7 +307,11 @@ fn load() -> Result<Library, LoadError> {
                 });
             }
         };
-    let table = Table::resolve(&lib).map_err(|missing| LoadError::Incomplete {
+    // A C program linked with -lmpi_abi binds each symbol in the global scope, where a
+    // PMPI tool or an MPI_T provider in LD_PRELOAD comes before the library: look there first
+    // (then the library's own table, should the loader have refused RTLD_GLOBAL).
+    let global: libloading::Library = libloading::os::unix::Library::this().into();
+    let table = Table::resolve(&[&global, &lib]).map_err(|missing| LoadError::Incomplete {
         path: name.clone(),
         missing,
     })?;
@@ -285,10 +325,11 @@ fn load() -> Result<Library, LoadError> {
             found: v,
         });
     }
+    // The library is never unloaded (`Library` keeps it, in a static): its addresses stay valid.
+    table.publish();
     Ok(Library {
         path: name,
         abi_version: v,
-        table,
         _lib: lib,
     })
 }

@@ -66,8 +66,14 @@ fn default_repro_dir(key: &str) -> PathBuf {
     target.join("conform-repro").join(key)
 }
 
+/// The test event provider: `MPIT_EVENT_PROVIDER` at run time (the ABI build has none of its
+/// own: `scripts/with-mpi abi:IMPL` builds one for IMPL's ABI library), else the one built
+/// with this crate.
 fn provider() -> Option<std::path::PathBuf> {
-    option_env!("MPIT_EVENT_PROVIDER").map(Into::into)
+    std::env::var_os("MPIT_EVENT_PROVIDER")
+        .filter(|p| !p.is_empty())
+        .map(Into::into)
+        .or_else(|| option_env!("MPIT_EVENT_PROVIDER").map(Into::into))
 }
 
 fn json_report(r: &Report, repros: &[Option<PathBuf>]) -> serde_json::Value {
