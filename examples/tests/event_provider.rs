@@ -40,9 +40,15 @@ fn rsmpi_traffic_raises_events() {
 #[cfg(mpit_events)]
 #[path = "common/mpirun.rs"]
 mod mpirun;
+#[cfg(mpit_events)]
+mod provider;
 
 #[cfg(mpit_events)]
 mod with_events {
+    // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
+    #[cfg(mpit_abi)]
+    use mpit_safe::mpi;
+
     use std::ffi::{CStr, c_char, c_int, c_void};
     use std::path::{Path, PathBuf};
     use std::process::Command;
@@ -54,23 +60,16 @@ mod with_events {
     /// Set in the environment of the ranks of `rsmpi_traffic_raises_events`.
     const CHILD: &str = "MPIT_EVENT_PROVIDER_TEST_CHILD";
 
-    /// The provider built by build.rs.
-    fn provider() -> &'static str {
-        // Not `env!`: a failed build of the provider must fail this test, not the crate.
-        match option_env!("MPIT_EVENT_PROVIDER") {
-            Some(path) => path,
-            None => panic!(
-                "the event provider was not built (see the build warnings of mpit-examples): \
-                 build.rs compiles event-provider/provider.c with $MPICC or mpicc"
-            ),
-        }
+    /// The provider (built by build.rs, or named at run time).
+    fn provider() -> String {
+        crate::provider::path()
     }
 
     /// `LD_PRELOAD` with the provider first.
     fn ld_preload() -> String {
         match std::env::var("LD_PRELOAD") {
             Ok(old) if !old.is_empty() => format!("{}:{old}", provider()),
-            _ => provider().to_owned(),
+            _ => provider(),
         }
     }
 
@@ -82,7 +81,7 @@ mod with_events {
             .ok()
             .filter(|s| !s.trim().is_empty());
         let line = line.unwrap_or_else(|| {
-            let mpicc = option_env!("MPIT_EVENT_PROVIDER_MPICC").unwrap_or("mpicc");
+            let mpicc = crate::provider::mpicc();
             let prog = mpicc.split_whitespace().next().unwrap_or("mpicc");
             match prog.rsplit_once('/') {
                 Some((dir, name)) => format!("{dir}/{}", name.replacen("mpicc", "mpiexec", 1)),
@@ -101,7 +100,7 @@ mod with_events {
     fn c_test_program() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("event-provider");
         let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test_provider");
-        let mpicc = option_env!("MPIT_EVENT_PROVIDER_MPICC").unwrap_or("mpicc");
+        let mpicc = crate::provider::mpicc();
         let mut words = mpicc.split_whitespace();
         let mut cc = Command::new(words.next().unwrap_or("mpicc"));
         cc.args(words)

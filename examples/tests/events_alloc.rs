@@ -37,7 +37,7 @@ static GLOBAL: Counting = Counting;
 #[cfg(mpit_events)]
 #[test]
 fn stream_callback_path_allocates_nothing() {
-    const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
+    static PROVIDER: std::sync::LazyLock<String> = std::sync::LazyLock::new(crate::provider::path);
     if std::env::var_os("LD_PRELOAD").is_none() {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
@@ -45,7 +45,7 @@ fn stream_callback_path_allocates_nothing() {
                 "stream_callback_path_allocates_nothing",
                 "--nocapture",
             ])
-            .env("LD_PRELOAD", PROVIDER)
+            .env("LD_PRELOAD", PROVIDER.as_str())
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
@@ -59,7 +59,7 @@ fn stream_callback_path_allocates_nothing() {
     }
     use mpit_safe::{CbSafety, Mpit, NoObject};
     let mpit = Mpit::init().unwrap();
-    let p = provider::Provider::load(PROVIDER);
+    let p = provider::Provider::load(PROVIDER.as_str());
     let ev = mpit.event_index("provider_test").unwrap().unwrap();
     let reg = mpit.register_event(ev, &NoObject).unwrap();
     let stream = reg.stream(CbSafety::AsyncSignalSafe, 20_000).unwrap();

@@ -22,7 +22,10 @@ mod churn {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Duration;
 
+    // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
     use mpi::traits::*;
+    #[cfg(mpit_abi)]
+    use mpit_safe::mpi;
     use mpit_safe::{CbSafety, Mpit, NoObject};
 
     use crate::mpirun;

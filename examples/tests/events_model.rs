@@ -24,12 +24,12 @@ mod with_events {
 
     use crate::provider::Provider;
 
-    const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
+    static PROVIDER: std::sync::LazyLock<String> = std::sync::LazyLock::new(crate::provider::path);
     const CHILD: &str = "MPIT_EVENTS_MODEL_CHILD";
 
     fn child() {
         let mpit = Mpit::init().unwrap();
-        let p = Provider::load(PROVIDER);
+        let p = Provider::load(PROVIDER.as_str());
         p.drops_per_registration(); // what the model says
         let ev = mpit.event_index("provider_test").unwrap().unwrap();
         let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
@@ -51,7 +51,7 @@ mod with_events {
 
     fn threads_child() {
         let mpit = Mpit::<level::Multiple>::init_thread().unwrap();
-        let p = Provider::load(PROVIDER);
+        let p = Provider::load(PROVIDER.as_str());
         p.drops_per_registration();
         let evs: Vec<usize> = THREAD_EVENTS
             .iter()
@@ -119,7 +119,7 @@ mod with_events {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--exact", test, "--nocapture"])
             .env(CHILD, "1")
-            .env("LD_PRELOAD", PROVIDER)
+            .env("LD_PRELOAD", PROVIDER.as_str())
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned()

@@ -8,6 +8,10 @@ mod provider;
 
 #[cfg(mpit_events)]
 mod with_events {
+    // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
+    #[cfg(mpit_abi)]
+    use mpit_safe::mpi;
+
     use std::process::Command;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{Arc, Mutex};
@@ -18,14 +22,14 @@ mod with_events {
     use crate::provider::{Provider, TestEvent};
 
     const CHILD: &str = "MPIT_EVENTS_SAFE_CHILD";
-    const PROVIDER: &str = env!("MPIT_EVENT_PROVIDER");
+    static PROVIDER: std::sync::LazyLock<String> = std::sync::LazyLock::new(crate::provider::path);
 
     /// The shared provider handle, raising `provider_test` events numbered `seq` at a level.
     struct Events(Provider);
 
     impl Events {
         fn load() -> Events {
-            let p = Provider::load(PROVIDER);
+            let p = Provider::load(PROVIDER.as_str());
             // Per-registration drop reports: what mpit-core's event model says.
             assert_eq!(p.drops_per_registration(), 0);
             Events(p)
@@ -279,7 +283,7 @@ mod with_events {
             world.abort(3);
         }
         sync.barrier();
-        let p = Provider::load(PROVIDER);
+        let p = Provider::load(PROVIDER.as_str());
         p.drops_per_registration();
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             drops_under_traffic(&mpit, &p, recv_ev, &world, &sync)
@@ -588,14 +592,14 @@ mod with_events {
                 .expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
             let mut c = Command::new(&w[0]);
             c.args(&w[1..])
-                .args(["-n", "2", "-genv", "LD_PRELOAD", PROVIDER])
+                .args(["-n", "2", "-genv", "LD_PRELOAD", PROVIDER.as_str()])
                 .arg(&exe);
             c
         } else {
             Command::new(&exe)
         };
         cmd.args(args).args(["--nocapture", "--test-threads=1"]);
-        cmd.env(CHILD, mode).env("LD_PRELOAD", PROVIDER);
+        cmd.env(CHILD, mode).env("LD_PRELOAD", PROVIDER.as_str());
         let out = run_with_timeout(cmd, Duration::from_secs(120));
         let text = format!(
             "{}{}",

@@ -32,9 +32,12 @@ mod threads {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::time::{Duration, Instant};
 
+    // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
     use mpi::Threading;
     use mpi::topology::SimpleCommunicator;
     use mpi::traits::*;
+    #[cfg(mpit_abi)]
+    use mpit_safe::mpi;
     use mpit_safe::{CbSafety, Mpit, NoObject, quirks};
 
     use crate::mpirun;

@@ -15,9 +15,12 @@ mod mpirun;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+// rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
 use mpi::traits::*;
 use mpit_examples::prof::model::{Kind, RankProfile};
 use mpit_examples::prof::{self, reduce};
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 use mpit_safe::profile::{Config, Mode, Profiler};
 use mpit_safe::{MpiObject, Mpit};
 

@@ -23,7 +23,10 @@ mod with_events {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
+    // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
     use mpi::traits::*;
+    #[cfg(mpit_abi)]
+    use mpit_safe::mpi;
     use mpit_safe::{CbSafety, Error, Mpit, NoObject, quirks};
 
     use crate::mpirun;

@@ -1969,8 +1969,16 @@ mod events {
 
         use super::*;
 
-        /// MPICH's callback levels: `MPI_T_CB_REQUIRE_NONE` (0) to `..._ASYNC_SIGNAL_SAFE` (3).
-        const LEVELS: usize = 4;
+        /// The callback levels in order, as the header spells them: 0..3 in MPICH's `mpi.h`,
+        /// 0x00/0x03/0x0F/0x3F in the MPI-5 ABI's (MPICH's ABI library has the same race).
+        const SAFETY: [sys::MPI_T_cb_safety; 4] = [
+            sys::MPI_T_CB_REQUIRE_NONE as sys::MPI_T_cb_safety,
+            sys::MPI_T_CB_REQUIRE_MPI_RESTRICTED as sys::MPI_T_cb_safety,
+            sys::MPI_T_CB_REQUIRE_THREAD_SAFE as sys::MPI_T_cb_safety,
+            sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE as sys::MPI_T_cb_safety,
+        ];
+        /// How many levels there are.
+        const LEVELS: usize = SAFETY.len();
         /// The level searched last: the catch-all.
         const CATCH_ALL: usize = LEVELS - 1;
 
@@ -2031,7 +2039,6 @@ mod events {
         /// `MPI_THREAD_MULTIPLE` (below it no other thread raises events during an MPI_T call).
         pub(super) fn applies() -> bool {
             quirks::applies(&quirks::MPICH_EVENT_REGISTRATION_RACE)
-                && (sys::MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE as usize) == CATCH_ALL
                 && matches!(
                     (super::super::initialized(), super::super::finalized()),
                     (Ok(true), Ok(false))
@@ -2041,13 +2048,10 @@ mod events {
 
         /// The slot level of a raw callback safety.
         fn level(safety: sys::MPI_T_cb_safety) -> Result<usize> {
-            usize::try_from(safety)
-                .ok()
-                .filter(|&i| i < LEVELS)
-                .ok_or(Error::Mpi {
-                    class: ErrorClass::InvalidIndex,
-                    code: sys::MPI_T_ERR_INVALID_INDEX,
-                })
+            SAFETY.iter().position(|&s| s == safety).ok_or(Error::Mpi {
+                class: ErrorClass::InvalidIndex,
+                code: sys::MPI_T_ERR_INVALID_INDEX,
+            })
         }
 
         fn user_data(slot: &Slot, i: usize) -> *mut c_void {
@@ -2204,7 +2208,7 @@ mod events {
                 check(unsafe {
                     sys::MPI_T_event_register_callback(
                         slot.raw,
-                        i as sys::MPI_T_cb_safety,
+                        SAFETY[i],
                         sys::MPI_INFO_NULL,
                         user_data(slot, i),
                         None,

@@ -29,9 +29,14 @@ pub(crate) fn mpiexec() -> Command {
     cmd
 }
 
-/// `$MPICC` (set by `scripts/with-mpi`), else the `mpicc` the build used.
+/// `$MPICC` (set by `scripts/with-mpi`), else the `mpicc` the build used; in the ABI build,
+/// the ABI's C compiler `$MPIT_ABI_MPICC` (`scripts/with-mpi abi:IMPL` sets it).
 pub(crate) fn mpicc() -> Command {
-    command_from_env("MPICC", mpit_safe::sys::consts::BUILD_MPICC)
+    if cfg!(mpit_abi) {
+        command_from_env("MPIT_ABI_MPICC", "mpicc_abi")
+    } else {
+        command_from_env("MPICC", mpit_safe::sys::consts::BUILD_MPICC)
+    }
 }
 
 /// Compiles the C program `src` with the selected `mpicc -O1 -g` into

@@ -6,6 +6,38 @@
 
 use mpit_safe::{CbSafety, RawConstant};
 
+/// `name` from the environment at run time, else `built` (the build script's value).
+fn run_or_build(name: &str, built: Option<&str>) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .or_else(|| built.map(str::to_owned))
+}
+
+/// The test event provider: `MPIT_EVENT_PROVIDER` at run time (`scripts/with-mpi abi:IMPL`
+/// builds one for an ABI library: an ABI build has no C compiler at build time), else the one
+/// build.rs built.
+///
+/// # Panics
+/// If there is neither (not `env!`: a failed build of the provider must fail the tests that
+/// need it, not the crate).
+pub(crate) fn path() -> String {
+    run_or_build("MPIT_EVENT_PROVIDER", option_env!("MPIT_EVENT_PROVIDER")).expect(
+        "the event provider was not built (see the build warnings of mpit-examples; an ABI \
+         build takes MPIT_EVENT_PROVIDER, which scripts/with-mpi abi:IMPL sets)",
+    )
+}
+
+/// The C compiler the provider was built with (`MPIT_EVENT_PROVIDER_MPICC` likewise), else
+/// `mpicc`.
+pub(crate) fn mpicc() -> String {
+    run_or_build(
+        "MPIT_EVENT_PROVIDER_MPICC",
+        option_env!("MPIT_EVENT_PROVIDER_MPICC"),
+    )
+    .unwrap_or_else(|| "mpicc".to_owned())
+}
+
 /// `struct mpit_provider_test` of mpit_provider.h.
 #[repr(C)]
 pub(crate) struct TestEvent {

@@ -153,6 +153,13 @@ pub struct SimpleCommunicator {
     owned: bool,
 }
 
+// SAFETY: a communicator handle is a value MPI lets any thread use (concurrently under
+// MPI_THREAD_MULTIPLE, the caller's choice of level, as with rsmpi's communicators); the
+// duplicate it may own is freed once, by the drop of the one owner.
+unsafe impl Send for SimpleCommunicator {}
+// SAFETY: as above; `&self` methods only pass the handle to MPI.
+unsafe impl Sync for SimpleCommunicator {}
+
 impl SimpleCommunicator {
     /// `MPI_COMM_WORLD`.
     pub fn world() -> SimpleCommunicator {
@@ -425,6 +432,18 @@ pub trait Source {
     /// `MPI_Probe`, `MPI_Get_count` and `MPI_Recv` of a message of any length, any tag.
     fn receive_vec<T: Equivalence>(&self) -> (Vec<T>, Status);
 
+    /// `MPI_Probe` for a message with this tag: waits until one is pending.
+    fn probe_with_tag(&self, tag: Tag) -> Status;
+
+    /// `MPI_Irecv` into `buf`, completed by the request (rsmpi's scoped requests: the
+    /// buffer stays borrowed until then).
+    fn immediate_receive_into_with_tag<'a, 's, B: BufferMut + ?Sized>(
+        &self,
+        scope: &'s request::LocalScope<'a>,
+        buf: &'a mut B,
+        tag: Tag,
+    ) -> request::Request<'a, 's>;
+
     /// `MPI_Iprobe` for a message with this tag: its status if one is pending.
     fn immediate_probe_with_tag(&self, tag: Tag) -> Option<Status>;
 
@@ -453,6 +472,40 @@ impl Source for Process<'_> {
             )
         });
         Status(status)
+    }
+
+    fn probe_with_tag(&self, tag: Tag) -> Status {
+        let mut status = sys::MPI_Status::default();
+        // SAFETY: the status is writable; a live communicator.
+        ok("MPI_Probe", unsafe {
+            sys::MPI_Probe(self.rank, tag, self.comm, &mut status)
+        });
+        Status(status)
+    }
+
+    fn immediate_receive_into_with_tag<'a, 's, B: BufferMut + ?Sized>(
+        &self,
+        scope: &'s request::LocalScope<'a>,
+        buf: &'a mut B,
+        tag: Tag,
+    ) -> request::Request<'a, 's> {
+        let items = buf.items_mut();
+        let n = c_int::try_from(items.len()).expect("at most INT_MAX elements");
+        let mut raw = sys::MPI_REQUEST_NULL;
+        // SAFETY: `n` elements of the item datatype are writable at the pointer, and stay
+        // borrowed (for 'a) until the request completes (`Request::wait` or its drop).
+        ok("MPI_Irecv", unsafe {
+            sys::MPI_Irecv(
+                items.as_mut_ptr().cast::<c_void>(),
+                n,
+                B::Item::datatype(),
+                self.rank,
+                tag,
+                self.comm,
+                &mut raw,
+            )
+        });
+        request::Request::new(raw, scope)
     }
 
     fn immediate_probe_with_tag(&self, tag: Tag) -> Option<Status> {
@@ -487,6 +540,72 @@ impl Source for Process<'_> {
 impl Process<'_> {
     fn with_source(&self, rank: Rank) -> Self {
         Process { rank, ..*self }
+    }
+}
+
+/// rsmpi's scoped requests: a request borrows its buffer for the scope and is completed
+/// before the scope ends.
+pub mod request {
+    use std::marker::PhantomData;
+
+    use super::{Status, ok, sys};
+
+    /// The scope requests are started in (rsmpi's `LocalScope`): buffers borrowed for `'a`.
+    #[derive(Debug)]
+    pub struct LocalScope<'a> {
+        _buffers: PhantomData<&'a mut ()>,
+    }
+
+    /// Runs `f` with a scope for requests (rsmpi's `request::scope`).
+    pub fn scope<'a, F, R>(f: F) -> R
+    where
+        F: FnOnce(&LocalScope<'a>) -> R,
+    {
+        f(&LocalScope {
+            _buffers: PhantomData,
+        })
+    }
+
+    /// A started operation on a buffer borrowed for `'a`; completed by [`Request::wait`], or
+    /// by its drop (which waits: MPI must not write into a buffer given back).
+    #[derive(Debug)]
+    #[must_use = "a request completes when waited for"]
+    pub struct Request<'a, 's> {
+        raw: sys::MPI_Request,
+        _scope: PhantomData<&'s LocalScope<'a>>,
+    }
+
+    impl<'a, 's> Request<'a, 's> {
+        pub(super) fn new(raw: sys::MPI_Request, _scope: &'s LocalScope<'a>) -> Self {
+            Request {
+                raw,
+                _scope: PhantomData,
+            }
+        }
+
+        /// `MPI_Wait`: completes the operation.
+        pub fn wait(mut self) -> Status {
+            self.complete()
+        }
+
+        fn complete(&mut self) -> Status {
+            let mut status = sys::MPI_Status::default();
+            // SAFETY: an active request (or the null request, which MPI_Wait returns at once);
+            // the status is writable.
+            ok("MPI_Wait", unsafe {
+                sys::MPI_Wait(&mut self.raw, &mut status)
+            });
+            self.raw = sys::MPI_REQUEST_NULL;
+            Status(status)
+        }
+    }
+
+    impl Drop for Request<'_, '_> {
+        fn drop(&mut self) {
+            if self.raw != sys::MPI_REQUEST_NULL {
+                self.complete();
+            }
+        }
     }
 }
 
