@@ -76,10 +76,11 @@ pub(crate) fn functions(path: &Path) -> Result<(Vec<String>, Vec<String>), Strin
 }
 
 /// Whether a DT_NEEDED or SONAME entry names an MPI library proper (`libmpi.so.40`,
-/// `libmpi.so.12`, Debian MPICH's `libmpich.so.12`), not one of its language bindings
+/// `libmpi.so.12`, Debian MPICH's `libmpich.so.12`, the MPI-5 ABI's `libmpi_abi.so.1`), not one
+/// of its language bindings
 /// (`libmpi_mpifh`, `libmpifort`, `libmpicxx`).
 pub(crate) fn is_libmpi(name: &str) -> bool {
-    ["libmpi.so", "libmpich.so"]
+    ["libmpi.so", "libmpich.so", "libmpi_abi.so"]
         .iter()
         .any(|l| name == *l || name.strip_prefix(l).is_some_and(|v| v.starts_with('.')))
 }

@@ -17,6 +17,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
+// mpi-sys in the native build; the ABI build's own declarations (src/abi.rs) otherwise.
+#[cfg(mpit_abi)]
+use crate::abi as mpi_sys;
 use mpi_sys::{MPI_Comm, MPI_Errhandler, MPI_File, MPI_Group, MPI_Op, MPI_Win};
 use mpit_safe::RawObject;
 use mpit_safe::profile::{CallStart, Profiler};
@@ -391,6 +394,9 @@ kinds! {
 
 /// The null handles of the installed MPI, as mpi-sys's C shim exports them.
 mod nulls {
+    // mpi-sys in the native build; the ABI build's own declarations otherwise.
+    #[cfg(mpit_abi)]
+    use crate::abi as mpi_sys;
     use mpi_sys::{MPI_Comm, MPI_File, MPI_Group, MPI_Win};
 
     pub(super) fn comm() -> MPI_Comm {

@@ -14,6 +14,8 @@
 //!
 //! Settings come from the `MPIT_PROF_*` environment variables (`config.rs`).
 
+#[cfg(mpit_abi)]
+mod abi;
 mod config;
 #[cfg(mpit_prof_fortran)]
 mod fortran;
@@ -30,6 +32,9 @@ mod region;
     unused_imports
 )]
 mod wrappers {
+    // mpi-sys in the native build; the ABI build's own declarations (src/abi.rs) otherwise.
+    #[cfg(mpit_abi)]
+    use crate::abi as mpi_sys;
     use mpi_sys::*;
     include!(concat!(env!("OUT_DIR"), "/wrappers.rs"));
 }

@@ -13,6 +13,9 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
+// mpi-sys in the native build; the ABI build's own declarations (src/abi.rs) otherwise.
+#[cfg(mpit_abi)]
+use crate::abi as mpi_sys;
 use mpi_sys::{MPI_Comm, PMPI_Finalize, PMPI_Init, PMPI_Init_thread};
 use mpit_examples::prof::model::RankProfile;
 use mpit_safe::profile::{Config, Profiler};
@@ -170,6 +173,15 @@ mod fortran_lifecycle {
 /// passes through unchanged.
 fn before_init() -> bool {
     INIT_SEEN.store(true, Relaxed);
+    #[cfg(mpit_abi)]
+    if let Err(why) = crate::abi::check_library() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "mpit-prof: not profiling: {why}; the program runs unchanged"
+        );
+        glue::disable_quietly();
+        return false;
+    }
     let running = library_version();
     let built = BUILT_VERSION.trim();
     if built.is_empty() || running.is_none() || running.as_deref() == Some(built) {
@@ -214,7 +226,11 @@ fn pmpi_init_object() -> Option<String> {
         dli_sname: std::ptr::null(),
         dli_saddr: std::ptr::null_mut(),
     };
+    #[cfg(not(mpit_abi))]
     let addr = PMPI_Init as *const c_void;
+    // Not the address of this library's stub: the function it calls.
+    #[cfg(mpit_abi)]
+    let addr: *const c_void = crate::abi::pmpi_init_address();
     // SAFETY: dladdr only reads the loader's tables; `info` is a valid out parameter.
     let found = unsafe { libc::dladdr(addr, &mut info) };
     if found == 0 || info.dli_fname.is_null() {

@@ -190,8 +190,9 @@ fn launch(run: Run) -> ExitCode {
                 elf = true;
                 if let Some(why) = wrong_library(path, &dynamic, &preload) {
                     eprintln!(
-                        "mpit-prof: not profiling: {why}; {LIBRARY} was built for \
-                         {BUILD_SONAME} ({BUILD_LIBMPI}); the program runs unchanged"
+                        "mpit-prof: not profiling: {why}; {LIBRARY} was built for {}; the \
+                         program runs unchanged",
+                        built_for()
                     );
                     return exec(cmd, program);
                 }
@@ -356,6 +357,16 @@ fn parse_trace(text: &str) -> (Option<PathBuf>, Vec<String>) {
         }
     }
     (libmpi, missing)
+}
+
+/// The library the wrappers were built for: its SONAME and file (the ABI build names no
+/// file: any library of the MPI-5 ABI).
+fn built_for() -> String {
+    if BUILD_LIBMPI.is_empty() {
+        format!("{BUILD_SONAME} (any MPI-5 ABI library)")
+    } else {
+        format!("{BUILD_SONAME} ({BUILD_LIBMPI})")
+    }
 }
 
 /// A libmpi among `needed` that is not ours (`None`: ours, or none at all, as for a script,

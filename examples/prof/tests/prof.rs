@@ -20,9 +20,14 @@ fn dir() -> PathBuf {
     d
 }
 
-/// The selected `mpicc`, else the one the build used.
+/// The selected `mpicc`, else the one the build used; in the ABI build the ABI's C compiler
+/// (`$MPIT_ABI_MPICC`, which `scripts/with-mpi abi:IMPL` sets; it may carry arguments).
 fn mpicc() -> String {
-    std::env::var("MPICC").unwrap_or_else(|_| mpit_safe::sys::BUILD_MPICC.into())
+    if cfg!(mpit_abi) {
+        std::env::var("MPIT_ABI_MPICC").expect("MPIT_ABI_MPICC (scripts/with-mpi abi:IMPL)")
+    } else {
+        std::env::var("MPICC").unwrap_or_else(|_| mpit_safe::sys::BUILD_MPICC.into())
+    }
 }
 
 /// The selected MPI's launcher in words (`mpiexec.openmpi --oversubscribe`).
@@ -40,7 +45,9 @@ fn compile_with(cc: &str, name: &str, out: &str, extra: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     let exe = dir().join(out);
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
-    let o = Command::new(cc)
+    let mut words = cc.split_whitespace();
+    let o = Command::new(words.next().unwrap_or(cc))
+        .args(words)
         .arg(format!("-I{}", include.display()))
         .args(extra)
         .arg(&src)
@@ -515,6 +522,69 @@ fn wrong_library_at_init() {
         lines[0].contains("not profiling: this program runs"),
         "{stderr}"
     );
+}
+
+/// The ABI build profiles programs built for the MPI-5 ABI. A program built natively for the
+/// same implementation (its `libmpi.so.12` also has `MPI_Abi_get_version`, answering -1) runs
+/// unchanged after one line saying why: the launcher sees its DT_NEEDED, and a hand-made
+/// `LD_PRELOAD` is caught at `MPI_Init`.
+#[cfg(mpit_abi)]
+#[test]
+fn abi_build_refuses_a_native_program() {
+    // The implementation's native compiler, beside its ABI one (`mpicc_abi`, `mpicc -mpi-abi`).
+    let abi_cc = mpicc();
+    let native = abi_cc
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace("mpicc_abi", "mpicc");
+    let exe = compile_with(&native, "known_pattern", "known_pattern_native", &[]);
+    let check = |o: &Output, how: &str, says: &str| {
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{how}: {stderr}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout).starts_with("rank 0 of 1:"),
+            "{how}: {stderr}"
+        );
+        let lines: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("mpit-prof:"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{how}: {stderr}");
+        assert!(
+            lines[0].starts_with("mpit-prof: not profiling: ") && lines[0].contains(says),
+            "{how}: {stderr}"
+        );
+    };
+    let out = dir().join("native-under-abi");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = timed(LAUNCHER)
+        .arg("--output")
+        .arg(&out)
+        .arg("--")
+        .arg(&exe)
+        .arg("3")
+        .output()
+        .unwrap();
+    check(&o, "the launcher", "is linked against libmpi.so.12");
+    assert!(!out.exists(), "no profile is written");
+    // `cargo test` builds the launcher, not the package's cdylib: build it (current) first.
+    let lib = Path::new(LAUNCHER).with_file_name("libmpit_prof.so");
+    let status = Command::new(option_env!("CARGO").unwrap_or("cargo"))
+        .args(["build", "-q", "-p", "mpit-prof", "--lib"])
+        .status()
+        .expect("cargo runs");
+    assert!(
+        status.success() && lib.exists(),
+        "building {}",
+        lib.display()
+    );
+    let o = timed(&exe)
+        .arg("3")
+        .env("LD_PRELOAD", &lib)
+        .output()
+        .unwrap();
+    check(&o, "LD_PRELOAD", "is a native build");
 }
 
 /// The `mpicc` of an implementation whose library has the same soname as ours but is another

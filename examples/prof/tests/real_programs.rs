@@ -76,6 +76,14 @@ fn runs_here(what: &str, object: Option<PathBuf>) -> Result<(), String> {
         assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
         return Err(msg);
     };
+    if cfg!(mpit_abi) {
+        // tests/prof.rs's `abi_build_refuses_a_native_program` shows the refusal.
+        return Err(format!(
+            "{what} ({}) is linked against a native MPI; this is the MPI-5 ABI build of the \
+             profiler, which profiles programs built for the ABI (the native builds run it)",
+            object.display()
+        ));
+    }
     let ours = resolved_libmpi(preload_library()).expect("ldd finds no libmpi for libmpit_prof.so");
     match resolved_libmpi(&object) {
         Some(theirs) if theirs == ours => Ok(()),

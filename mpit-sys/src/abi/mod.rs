@@ -252,6 +252,12 @@ impl std::fmt::Display for LoadError {
                 missing.len(),
                 missing.join(", ")
             ),
+            LoadError::Version { path, found } if found.0 < 0 => write!(
+                f,
+                "{path} is a native MPI build, not an MPI ABI library (its MPI_Abi_get_version \
+                 gives {}.{}); load the implementation's libmpi_abi.so.1",
+                found.0, found.1
+            ),
             LoadError::Version { path, found } => write!(
                 f,
                 "{path} implements MPI ABI {}.{}; this build is for ABI {}.x",
