@@ -145,6 +145,23 @@ setup() {
 }
 
 # select_mpi IMPL: exports MPICC, MPIEXEC, PATH, LD_LIBRARY_PATH and CARGO_TARGET_DIR for IMPL.
+# A PATH with every directory of PATH but no MPI compiler wrapper or launcher: a directory of
+# links (target/nompi-bin) to everything else, for proving a build needs no MPI.
+path_without_mpi() {
+  local bin="$ROOT/target/nompi-bin" d f n
+  rm -rf "$bin"; mkdir -p "$bin"
+  local IFS=:
+  for d in $PATH; do
+    [ -d "$d" ] || continue
+    for f in "$d"/*; do
+      n=${f##*/}
+      case $n in mpicc* | mpicxx* | mpic++* | mpif* | mpiexec* | mpirun* | mpifort* | orterun* | prterun*) continue ;; esac
+      [ -e "$bin/$n" ] || ln -s "$f" "$bin/$n"
+    done
+  done
+  echo "$bin"
+}
+
 select_mpi() {
   unset MPI_PKG_CONFIG
   # abi, abi:IMPL: the MPI-5 ABI backend (one build in target/abi, no MPI at build time), run on
