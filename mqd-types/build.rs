@@ -4,8 +4,9 @@
 //! time otherwise.
 //!
 //! The headers are found by `$MQD_OMPI_INCLUDE` (colon-separated directories) or else by
-//! `mpicc.openmpi --showme:incdirs` (`$MQD_OMPI_MPICC` overrides the wrapper's name): the
-//! ambient MPI may be MPICH, whose headers cannot supply Open MPI's types.
+//! `mpicc.openmpi --showme:incdirs` (`$MQD_OMPI_MPICC` overrides the wrapper's name), else by
+//! `pkg-config --cflags-only-I ompi-c`: the ambient MPI may be MPICH, whose headers cannot
+//! supply Open MPI's types.
 //!
 //! A second donor, `donor/ob1_types.c`, supplies the types of the ob1 PML (its unexpected
 //! fragments), whose headers Open MPI does not install: when the installed headers are Open MPI
@@ -35,19 +36,34 @@ fn include_dirs() -> Option<Vec<PathBuf>> {
         return Some(env::split_paths(&dirs).collect());
     }
     let mpicc = env::var("MQD_OMPI_MPICC").unwrap_or_else(|_| "mpicc.openmpi".to_owned());
-    let out = Command::new(mpicc)
+    let wrapper = Command::new(mpicc)
         .arg("--showme:incdirs")
         .env_remove("LD_LIBRARY_PATH")
         .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let dirs: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .map(PathBuf::from)
-        .collect();
-    (!dirs.is_empty()).then_some(dirs)
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .map(PathBuf::from)
+                .collect::<Vec<_>>()
+        })
+        .filter(|d| !d.is_empty());
+    // Without the wrapper on PATH (a build that must need no MPI compiler, such as the MPI-5
+    // ABI build's): the same directories from Open MPI's pkg-config file.
+    wrapper.or_else(|| {
+        let out = Command::new("pkg-config")
+            .args(["--cflags-only-I", "ompi-c"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        let dirs: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|w| w.strip_prefix("-I"))
+            .map(PathBuf::from)
+            .collect();
+        (!dirs.is_empty()).then_some(dirs)
+    })
 }
 
 /// `OMPI_{MAJOR,MINOR,RELEASE}_VERSION` of the `mpi.h` among `dirs`.

@@ -31,6 +31,13 @@ pub(crate) type MPI_T_event_instance = *mut c_void;
 pub(crate) type MPI_T_cb_safety = c_uint;
 /// Source ordering (an enum in the headers that have it).
 pub(crate) type MPI_T_source_order = c_uint;
+/// `MPI_T_CB_REQUIRE_NONE`: the levels in order, for the registration pool's table; never
+/// passed to MPI here.
+pub(crate) const MPI_T_CB_REQUIRE_NONE: c_int = 0;
+/// `MPI_T_CB_REQUIRE_MPI_RESTRICTED` (as above).
+pub(crate) const MPI_T_CB_REQUIRE_MPI_RESTRICTED: c_int = 1;
+/// `MPI_T_CB_REQUIRE_THREAD_SAFE` (as above).
+pub(crate) const MPI_T_CB_REQUIRE_THREAD_SAFE: c_int = 2;
 /// `MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE`, the strictest level: the fallback of
 /// `registration::safety_to_raw`, never passed to MPI here.
 pub(crate) const MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE: c_int = 3;
