@@ -481,8 +481,10 @@ fn wrapper(index: usize, name: &str, f: &Func) -> String {
         let (_, kind) = out_handle(&f.params[0].1).expect("checked");
         let _ = write!(
             before,
-            "    if !a0.is_null() {{\n        // SAFETY: a non-null handle pointer the caller \
-             passes to {name}, which reads it.\n        crate::glue::freed_{kind}(unsafe {{ *a0 }});\n    }}\n"
+            "    if !a0.is_null() && !crate::glue::disabled() {{\n        // SAFETY: a non-null handle \
+             pointer the caller passes to {name}, which reads it (of this header's handle type: \
+             the tool disables itself in a program of another MPI).\n        \
+             crate::glue::freed_{kind}(unsafe {{ *a0 }});\n    }}\n"
         );
     } else if !NOT_CONSTRUCTORS.iter().any(|(n, _)| *n == name) {
         for (i, (pname, t)) in f.params.iter().enumerate() {
@@ -496,8 +498,10 @@ fn wrapper(index: usize, name: &str, f: &Func) -> String {
             }
             let _ = write!(
                 after,
-                "    if rc == crate::glue::SUCCESS && !a{i}.is_null() {{\n        // SAFETY: {name} succeeded, so it \
-                 wrote the new handle through this out parameter.\n        \
+                "    if rc == crate::glue::SUCCESS && !a{i}.is_null() && !crate::glue::disabled() {{\n        \
+                 // SAFETY: {name} succeeded, so it wrote the new handle through this out \
+                 parameter (of this header's handle type: the tool disables itself in a \
+                 program of another MPI).\n        \
                  crate::glue::created_{kind}(unsafe {{ *a{i} }});\n    }}\n"
             );
         }

@@ -302,14 +302,20 @@ impl Repro {
     }
 
     /// The build and run line: `mpicc NAME.c -o NAME && ./NAME` (with `mpiexec -n N` for more
-    /// than one process).
+    /// than one process). In the ABI build the compiler is the ABI's: `$MPIT_ABI_MPICC`'s
+    /// program name (`mpicc_abi`, `mpicc -mpi-abi`), else `mpicc_abi`.
     pub fn command(&self, name: &str) -> String {
         let run = if self.ranks > 1 {
             format!("mpiexec -n {} ./{name}", self.ranks)
         } else {
             format!("./{name}")
         };
-        format!("mpicc {name}.c -o {name} && {run}")
+        let cc = if cfg!(mpit_abi) {
+            abi_compiler()
+        } else {
+            "mpicc".to_owned()
+        };
+        format!("{cc} {name}.c -o {name} && {run}")
     }
 
     /// One line of the child-to-parent protocol.
@@ -362,6 +368,24 @@ pub(crate) fn c_str(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// The ABI build's C compiler as a reproducer's build line names it: the file name of
+/// `$MPIT_ABI_MPICC`'s program and its arguments (`mpicc -mpi-abi` for Intel MPI), else
+/// `mpicc_abi` (MPICH's).
+fn abi_compiler() -> String {
+    let line = std::env::var("MPIT_ABI_MPICC").unwrap_or_default();
+    let mut words = line.split_whitespace();
+    match words.next() {
+        Some(program) => {
+            let base = program.rsplit('/').next().unwrap_or(program);
+            std::iter::once(base)
+                .chain(words)
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        None => "mpicc_abi".to_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -129,6 +129,13 @@ pub(crate) fn disable_quietly() {
     BROKEN.store(true, Relaxed);
 }
 
+/// Whether the tool is disabled (the wrappers then only pass calls through, and read nothing
+/// of their arguments: in a program of another MPI they have another layout).
+#[inline(always)]
+pub(crate) fn disabled() -> bool {
+    BROKEN.load(Relaxed)
+}
+
 /// Runs `f`; a panic is caught, reported once and disables the tool.
 #[inline(always)]
 fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
