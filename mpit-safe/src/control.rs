@@ -42,6 +42,8 @@ type Borrow<'a, L, T> = PhantomData<(&'a Mpit<L>, fn() -> T)>;
 pub struct CvarHandle<'a, T, L: Level = crate::level::Single> {
     handle: RawCvarHandle<'a, L>,
     count: usize,
+    /// `count` where no hazard applies, else `usize::MAX`: the reads' one check of both.
+    plain: usize,
     info: CvarInfo,
     /// What a known implementation bug makes of reads and writes ([`Hazard::of`]).
     hazard: Hazard,
@@ -144,10 +146,16 @@ impl<L: Level> Mpit<L> {
         // The object's kind is checked against the variable's binding there; the handles
         // borrow `obj`, so it outlives them.
         let (handle, count) = ffi::cvar_handle_alloc(&self.init, i, obj.raw_object())?;
+        let hazard = Hazard::of(&info);
         Ok(CvarHandle {
             handle,
             count,
-            hazard: Hazard::of(&info),
+            plain: if hazard == Hazard::None {
+                count
+            } else {
+                usize::MAX
+            },
+            hazard,
             info,
             _borrow: PhantomData,
         })
@@ -224,9 +232,13 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     #[doc(alias = "MPI_T_cvar_read")]
     #[inline(always)]
     pub fn read(&self) -> Result<T> {
-        self.expect_count(1)?;
         let mut v = T::default();
-        self.read_raw(std::slice::from_mut(&mut v))?;
+        if self.plain == 1 {
+            ffi::cvar_read(&self.handle, std::slice::from_mut(&mut v))?;
+        } else {
+            self.expect_count(1)?;
+            self.read_raw(std::slice::from_mut(&mut v))?;
+        }
         Ok(v)
     }
 
@@ -236,6 +248,9 @@ impl<T: Scalar + Default, L: Level> CvarHandle<'_, T, L> {
     #[doc(alias = "MPI_T_cvar_read")]
     #[inline(always)]
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
+        if self.plain == out.len() {
+            return ffi::cvar_read(&self.handle, out);
+        }
         self.expect_count(out.len())?;
         self.read_raw(out)
     }
