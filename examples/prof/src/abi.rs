@@ -20,8 +20,9 @@
     clippy::too_many_arguments
 )]
 
-use std::ffi::{CStr, c_int, c_void};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::ffi::{c_int, c_void};
+
+use crate::next::Symbol;
 
 pub use mpit_sys::{
     MPI_ABI_Comm, MPI_ABI_Datatype, MPI_ABI_Errhandler, MPI_ABI_File, MPI_ABI_Group, MPI_ABI_Info,
@@ -52,41 +53,6 @@ pub static mut RSMPI_UINT8_T: MPI_Datatype = mpit_sys::MPI_UINT8_T;
 
 /// What a `PMPI_` function returns when the program's library lacks it: `MPI_ERR_OTHER`.
 pub(crate) const MISSING: c_int = mpit_sys::MPI_ERR_OTHER;
-
-/// A `PMPI_` function of the program's MPI library, found once.
-pub(crate) struct Symbol {
-    name: &'static CStr,
-    ptr: AtomicPtr<c_void>,
-}
-
-impl Symbol {
-    /// The function called `name`.
-    pub(crate) const fn new(name: &'static CStr) -> Symbol {
-        Symbol {
-            name,
-            ptr: AtomicPtr::new(std::ptr::null_mut()),
-        }
-    }
-
-    /// Its address (null if the process has no such function).
-    #[inline]
-    pub(crate) fn get(&self) -> *mut c_void {
-        let p = self.ptr.load(Ordering::Acquire);
-        if !p.is_null() {
-            return p;
-        }
-        self.find()
-    }
-
-    #[cold]
-    fn find(&self) -> *mut c_void {
-        // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name only reads the loader's
-        // tables: the next definition after this library, the program's MPI library's.
-        let p = unsafe { libc::dlsym(libc::RTLD_NEXT, self.name.as_ptr()) };
-        self.ptr.store(p, Ordering::Release);
-        p
-    }
-}
 
 /// Whether the process runs an MPI-5 ABI library of the major version this build declares
 /// (its `MPI_Abi_get_version`); `Err` says what it runs instead.

@@ -5,44 +5,32 @@
 
 use std::ffi::{CStr, c_void};
 use std::io::Write as _;
-use std::sync::atomic::{AtomicPtr, Ordering::Relaxed};
+
+use crate::next::Symbol;
 
 /// The next definition of a function after this library, found once.
-pub(crate) struct Next {
-    name: &'static CStr,
-    ptr: AtomicPtr<c_void>,
-}
+pub(crate) struct Next(Symbol);
 
 impl Next {
     /// The next definition of `name`.
     pub(crate) const fn new(name: &'static CStr) -> Next {
-        Next {
-            name,
-            ptr: AtomicPtr::new(std::ptr::null_mut()),
-        }
+        Next(Symbol::new(name))
     }
 
     /// Its address. A Fortran program calls this only through the bindings' own entry, so
     /// the bindings are loaded; if the symbol is missing anyway (bindings of another MPI),
     /// the process stops with a message rather than return without making the call.
     pub(crate) fn get(&self) -> *mut c_void {
-        let p = self.ptr.load(Relaxed);
-        if !p.is_null() {
-            return p;
-        }
-        // SAFETY: dlsym with RTLD_NEXT and a NUL-terminated name only reads the loader's
-        // tables.
-        let p = unsafe { libc::dlsym(libc::RTLD_NEXT, self.name.as_ptr()) };
+        let p = self.0.get();
         if p.is_null() {
             let _ = writeln!(
                 std::io::stderr(),
                 "mpit-prof: {} is not in the MPI's Fortran bindings loaded here (built for \
                  another MPI?); stopping",
-                self.name.to_string_lossy()
+                self.0.name.to_string_lossy()
             );
             std::process::abort();
         }
-        self.ptr.store(p, Relaxed);
         p
     }
 }

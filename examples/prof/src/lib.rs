@@ -21,6 +21,8 @@ mod config;
 mod fortran;
 mod glue;
 mod lifecycle;
+#[cfg(any(mpit_abi, mpit_prof_fortran))]
+mod next;
 mod region;
 
 /// The generated wrappers (`$OUT_DIR/wrappers.rs`): every type they name is `mpi-sys`'s.
