@@ -1576,6 +1576,38 @@ mod events {
         Ok(s)
     }
 
+    /// What an event stream keeps of one event, in one pass with the return codes tested and
+    /// no `Result` built: `MPI_T_event_copy` into `data` if `COPY` (`false` if `data` cannot
+    /// hold the extent, MPI failed or `!COPY`), the source (`u32::MAX` if MPI failed or it is
+    /// out of range) and the timestamp (0 if MPI failed). The stream's callback calls it on
+    /// every event.
+    #[inline(always)]
+    pub(crate) fn event_capture<const COPY: bool>(
+        ev: EventRef<'_>,
+        data: &mut [u8],
+    ) -> (bool, u32, u64) {
+        let copied = match ev.layout.extent {
+            // SAFETY: the instance is valid during the callback; `data` holds the extent MPI
+            // writes (checked).
+            Some(extent) if COPY && extent <= data.len() => unsafe {
+                sys::MPI_T_event_copy(ev.raw, data.as_mut_ptr().cast()) == sys::MPI_SUCCESS
+            },
+            _ => false,
+        };
+        let (mut source, mut ts): (c_int, sys::MPI_Count) = (0, 0);
+        // SAFETY: the instance is valid during the callback; valid out-pointers.
+        let source = match unsafe { sys::MPI_T_event_get_source(ev.raw, &mut source) } {
+            sys::MPI_SUCCESS if source >= 0 => source as u32,
+            _ => u32::MAX,
+        };
+        // SAFETY: as above.
+        let ts = match unsafe { sys::MPI_T_event_get_timestamp(ev.raw, &mut ts) } {
+            sys::MPI_SUCCESS if ts >= 0 => ts as u64,
+            _ => 0,
+        };
+        (copied, source, ts)
+    }
+
     /// The event callback MPI calls for a closure of type `F` (one instance per closure type,
     /// so the closure is called directly, not through a vtable).
     unsafe extern "C" fn event_trampoline<F>(

@@ -523,7 +523,7 @@ impl EventRecord {
 
 /// An event as a stream's queue slot holds it: 60 bytes, so that with the slot's sequence
 /// number it fills one cache line (an [`EventRecord`], 72 bytes, took two).
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Packed {
     /// The timestamp, low and high halves (4-byte alignment keeps the record at 60 bytes).
     timestamp: [u32; 2],
@@ -580,7 +580,7 @@ struct StreamQueue {
 impl StreamQueue {
     fn new(capacity: usize) -> StreamQueue {
         StreamQueue {
-            ring: crate::ffi::ring::Ring::new(capacity),
+            ring: crate::ffi::ring::Ring::new(capacity, Packed::new(0, 0)),
             aside: std::sync::OnceLock::new(),
             drops: std::sync::atomic::AtomicU64::new(0),
         }
@@ -589,7 +589,7 @@ impl StreamQueue {
     /// Queues an event whose data is inline; counts it dropped if the queue is full.
     #[inline(always)]
     fn push(&self, packed: Packed) {
-        if !self.ring.push_with(|_| packed) {
+        if !self.ring.push_with(|_, slot| *slot = packed) {
             self.drops.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -606,12 +606,12 @@ impl StreamQueue {
                 .map(|_| std::sync::Mutex::new(Vec::new()))
                 .collect()
         });
-        let queued = self.ring.push_with(|slot| {
+        let queued = self.ring.push_with(|slot, value| {
             if let Some(data) = data {
                 // The slot is this producer's alone until it is read: uncontended.
                 *aside[slot].lock().unwrap_or_else(|e| e.into_inner()) = data;
             }
-            packed
+            *value = packed;
         });
         if !queued {
             self.drops.fetch_add(1, Ordering::Relaxed);
@@ -720,28 +720,57 @@ impl<L: Level> Registration<'_, L> {
         };
         let queue = Arc::clone(&stream.queue);
         let event = self.info.index;
-        self.on_event(safety, move |ev| {
-            // Packed on the stack, moved into its slot once: no allocation for the events
-            // MPI_T defines (up to INLINE_EVENT_BYTES of data). Data that cannot be read (a
-            // quirk, an error) leaves the record's data empty: the event is never lost.
-            let extent = ev.extent();
-            let mut packed = Packed::new(event, extent.min(INLINE_EVENT_BYTES));
-            let long = if extent <= INLINE_EVENT_BYTES {
-                if ev.copy_into(&mut packed.data[..extent]).is_err() {
-                    packed.len = 0;
-                }
-                None
-            } else {
-                let mut data = vec![0; extent];
-                Some(ev.copy_into(&mut data).ok().map(|_| data))
-            };
-            packed.set_source(ev.source().ok());
-            packed.set_timestamp(ev.timestamp().unwrap_or(0));
-            match long {
-                None => queue.push(packed),
-                Some(data) => queue.push_long(packed, data),
+        // The common case, every event MPI_T defines: data that fits inline (or that cannot
+        // be read: a quirk), written by MPI straight into the claimed slot with the source and
+        // timestamp, by a callback without a branch on which.
+        fn capture<const COPY: bool>(
+            queue: &StreamQueue,
+            event: usize,
+            len: u32,
+            ev: &EventInstance<'_>,
+        ) {
+            let queued = queue.ring.push_with(|_, slot| {
+                let (copied, source, ts) = ffi::event_capture::<COPY>(ev.raw, &mut slot.data);
+                slot.event = event as u32;
+                slot.len = if copied { len } else { 0 };
+                slot.source = source;
+                slot.set_timestamp(ts);
+            });
+            if !queued {
+                queue.drops.fetch_add(1, Ordering::Relaxed);
             }
-        })?;
+        }
+        match self.info.extent() {
+            _ if self.data_refused.is_some() => {
+                self.on_event(safety, move |ev| capture::<false>(&queue, event, 0, ev))?
+            }
+            Some(extent) if extent <= INLINE_EVENT_BYTES => {
+                let len = extent as u32;
+                self.on_event(safety, move |ev| capture::<true>(&queue, event, len, ev))?
+            }
+            _ => self.on_event(safety, move |ev| {
+                // Packed on the stack, moved into its slot once; data longer than the inline
+                // bytes is allocated. Data that cannot be read (a quirk, an error) leaves the
+                // record's data empty: the event is never lost.
+                let extent = ev.extent();
+                let mut packed = Packed::new(event, extent.min(INLINE_EVENT_BYTES));
+                let long = if extent <= INLINE_EVENT_BYTES {
+                    if ev.copy_into(&mut packed.data[..extent]).is_err() {
+                        packed.len = 0;
+                    }
+                    None
+                } else {
+                    let mut data = vec![0; extent];
+                    Some(ev.copy_into(&mut data).ok().map(|_| data))
+                };
+                packed.set_source(ev.source().ok());
+                packed.set_timestamp(ev.timestamp().unwrap_or(0));
+                match long {
+                    None => queue.push(packed),
+                    Some(data) => queue.push_long(packed, data),
+                }
+            })?,
+        }
         Ok(stream)
     }
 }

@@ -13,21 +13,22 @@
 //! ceiling with TSC stamps and 0.92 with monotonic ones before, 0.89 and 0.93 with this queue.
 
 use std::cell::UnsafeCell;
-use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crossbeam::utils::CachePadded;
 
 /// One value's place, a cache line or more of its own, so that producers writing neighbouring
-/// positions do not share lines.
+/// positions do not share lines. Values are plain data (`Copy`), always initialised: a
+/// producer fills its slot in place, field by field (an event callback has MPI write the
+/// event's data straight into it), and the consumer copies the value out.
 #[repr(C, align(64))]
 struct Slot<T> {
     /// The last position written here, plus one, truncated to 32 bits: the consumer at
     /// position `p` takes the value when this reads `p + 1`. A stale value is from one lap
     /// before (`p + 1 - slots`), never equal while there are fewer than 2³² slots.
     seq: AtomicU32,
-    value: UnsafeCell<MaybeUninit<T>>,
+    value: UnsafeCell<T>,
 }
 
 /// Bytes of a slot holding a `T` (a multiple of the 64-byte line).
@@ -35,8 +36,9 @@ pub(crate) const fn slot_size<T>() -> usize {
     std::mem::size_of::<Slot<T>>()
 }
 
-/// A bounded multi-producer queue read by one consumer at a time ([`Ring::reader`]).
-pub(crate) struct Ring<T> {
+/// A bounded multi-producer queue of plain values read by one consumer at a time
+/// ([`Ring::reader`]).
+pub(crate) struct Ring<T: Copy> {
     slots: Box<[Slot<T>]>,
     /// The values the queue may hold at once (at most `slots.len()`).
     capacity: u64,
@@ -60,18 +62,19 @@ pub(crate) struct Ring<T> {
 // across threads needs; every access to a slot's value is exclusive by the protocol (a
 // position is claimed by one producer through the compare-and-swap on `tail`, and read by
 // the one consumer holding `reading` after the producer's release store of `seq`).
-unsafe impl<T: Send> Send for Ring<T> {}
+unsafe impl<T: Copy + Send> Send for Ring<T> {}
 // SAFETY: as above.
-unsafe impl<T: Send> Sync for Ring<T> {}
+unsafe impl<T: Copy + Send> Sync for Ring<T> {}
 
-impl<T> Ring<T> {
-    /// A queue of `capacity` values (at least one, at most 2³⁰).
-    pub(crate) fn new(capacity: usize) -> Ring<T> {
+impl<T: Copy> Ring<T> {
+    /// A queue of `capacity` values (at least one, at most 2³⁰), every slot holding `init`
+    /// until a producer fills it.
+    pub(crate) fn new(capacity: usize, init: T) -> Ring<T> {
         let capacity = capacity.clamp(1, 1 << 30);
         let slots = (0..capacity.next_power_of_two())
             .map(|_| Slot {
                 seq: AtomicU32::new(0),
-                value: UnsafeCell::new(MaybeUninit::uninit()),
+                value: UnsafeCell::new(init),
             })
             .collect();
         Ring {
@@ -91,12 +94,13 @@ impl<T> Ring<T> {
         (pos & (self.slots.len() as u64 - 1)) as usize
     }
 
-    /// Appends the value `make(slot)` makes, `slot` being the index of the slot it goes to (in
-    /// `0..`[`Ring::slots`]), or returns `false` without calling `make` if the queue is full.
-    /// Lock-free and allocation-free: valid in a signal handler. The slot is claimed while
-    /// `make` runs: it must be short and must not panic (the consumer would wait at it).
-    #[inline]
-    pub(crate) fn push_with(&self, make: impl FnOnce(usize) -> T) -> bool {
+    /// Appends a value that `fill(slot, value)` writes in place, `slot` being the index of the
+    /// slot (in `0..`[`Ring::slots`]) and `value` its last lap's value, or returns `false`
+    /// without calling `fill` if the queue is full. Lock-free and allocation-free: valid in a
+    /// signal handler. The slot is claimed while `fill` runs: it must be short and must not
+    /// panic (the consumer would wait at it).
+    #[inline(always)]
+    pub(crate) fn push_with(&self, fill: impl FnOnce(usize, &mut T)) -> bool {
         let mut pos = self.tail.load(Ordering::Relaxed);
         loop {
             // Acquire, on `head` or through `seen_head` (stored with release after an acquire
@@ -129,12 +133,11 @@ impl<T> Ring<T> {
         }
         let index = self.index(pos);
         let slot = &self.slots[index];
-        let value = make(index);
         // SAFETY: position `pos` is ours alone (claimed above), and its slot is free: the
         // consumer has read position `pos - slots` or earlier ones only up to `head`, and
         // `pos - head < capacity <= slots`, so the value of the slot's previous lap was read
-        // (moved out) before `head` passed it.
-        unsafe { (*slot.value.get()).write(value) };
+        // (copied out) before `head` passed it; nothing else touches it until `seq` says so.
+        fill(index, unsafe { &mut *slot.value.get() });
         slot.seq
             .store((pos as u32).wrapping_add(1), Ordering::Release);
         true
@@ -143,10 +146,9 @@ impl<T> Ring<T> {
     /// Appends `value`, or gives it back if the queue is full ([`Ring::push_with`]).
     #[cfg(test)]
     pub(crate) fn push(&self, value: T) -> Result<(), T> {
-        let mut value = Some(value);
-        match self.push_with(|_| value.take().unwrap()) {
+        match self.push_with(|_, v| *v = value) {
             true => Ok(()),
-            false => Err(value.take().unwrap()),
+            false => Err(value),
         }
     }
 
@@ -180,7 +182,7 @@ impl<T> Ring<T> {
     }
 }
 
-impl<T> std::fmt::Debug for Ring<T> {
+impl<T: Copy> std::fmt::Debug for Ring<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ring")
             .field("capacity", &self.capacity)
@@ -189,36 +191,23 @@ impl<T> std::fmt::Debug for Ring<T> {
     }
 }
 
-impl<T> Drop for Ring<T> {
-    fn drop(&mut self) {
-        // No producer is left (they share the ring): drop what was written and not read.
-        let mut reader = Reader {
-            ring: self,
-            pos: self.head.load(Ordering::Relaxed),
-            published: self.head.load(Ordering::Relaxed),
-            _guard: self.reading.lock().unwrap_or_else(|e| e.into_inner()),
-        };
-        while reader.pop().is_some() {}
-    }
-}
-
 /// The consumer of a [`Ring`], reading in order; it frees what it read for the producers every
 /// few values (`Ring::publish`) and when dropped.
-pub(crate) struct Reader<'r, T> {
+pub(crate) struct Reader<'r, T: Copy> {
     ring: &'r Ring<T>,
     pos: u64,
     published: u64,
     _guard: MutexGuard<'r, ()>,
 }
 
-impl<T> Reader<'_, T> {
+impl<T: Copy> Reader<'_, T> {
     /// The next value and the index of its slot, if it has been written.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn pop(&mut self) -> Option<(usize, T)> {
         self.pop_with(|index, value| (index, value))
     }
 
-    /// [`Reader::pop`] through `f`, which gets the index of the value's slot and the value
+    /// The next value through `f`, which gets the index of the value's slot and the value
     /// before the slot is freed: what a producer keeps by slot beside the value (a stream's
     /// long data) is still the value's own while `f` runs.
     #[inline]
@@ -231,8 +220,8 @@ impl<T> Reader<'_, T> {
         // SAFETY: `seq` says position `pos` was written (the acquire load pairs with the
         // producer's release store), and only this reader (holding `reading`) reads it, once:
         // `pos` moves past it now, before `f` runs (if `f` panics, the value is not read
-        // again).
-        let value = unsafe { (*slot.value.get()).assume_init_read() };
+        // again); no producer writes the slot again before `head` passes it.
+        let value = unsafe { *slot.value.get() };
         self.pos += 1;
         let r = f(index, value);
         // Freed for the producers only now, after `f`.
@@ -249,7 +238,7 @@ impl<T> Reader<'_, T> {
     }
 }
 
-impl<T> Drop for Reader<'_, T> {
+impl<T: Copy> Drop for Reader<'_, T> {
     fn drop(&mut self) {
         self.publish();
     }
@@ -262,7 +251,7 @@ mod tests {
 
     #[test]
     fn fifo_bounded_and_refilled() {
-        let r = Ring::new(3);
+        let r = Ring::new(3, 0);
         for i in 0..3 {
             assert_eq!(r.push(i), Ok(()));
         }
@@ -288,17 +277,23 @@ mod tests {
         );
     }
 
+    /// A producer fills its slot in place, over the value of the slot's last lap: what it
+    /// leaves unwritten is that lap's, what it writes is what the consumer reads.
     #[test]
-    fn unread_values_are_dropped_with_the_ring() {
-        let v = Arc::new(());
-        let r = Ring::new(8);
-        for _ in 0..5 {
-            r.push(Arc::clone(&v)).unwrap();
+    fn filled_in_place_over_the_last_lap() {
+        let r = Ring::new(2, [0u8; 4]);
+        for lap in 1..=3u8 {
+            for slot in 0..2 {
+                assert!(r.push_with(|i, v| {
+                    assert_eq!((i, v[0], v[1]), (slot, lap - 1, lap - 1), "lap {lap}");
+                    v[..2].copy_from_slice(&[lap; 2]);
+                }));
+            }
+            let mut rd = r.reader().unwrap();
+            assert_eq!(rd.pop(), Some((0, [lap, lap, 0, 0])));
+            assert_eq!(rd.pop(), Some((1, [lap, lap, 0, 0])));
+            assert_eq!(rd.pop(), None);
         }
-        r.reader().unwrap().pop();
-        assert_eq!(Arc::strong_count(&v), 5);
-        drop(r);
-        assert_eq!(Arc::strong_count(&v), 1);
     }
 
     /// Many producers, one consumer reading meanwhile: every value pushed is read once, in
@@ -307,7 +302,7 @@ mod tests {
     fn producers_and_a_consumer() {
         const P: u64 = 4;
         const N: u64 = 50_000;
-        let r = Arc::new(Ring::new(64));
+        let r = Arc::new(Ring::new(64, (0, 0)));
         let refused = Arc::new(AtomicU64::new(0));
         let producers: Vec<_> = (0..P)
             .map(|p| {
