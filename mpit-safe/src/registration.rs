@@ -628,7 +628,8 @@ impl StreamQueue {
                     std::mem::take(&mut *a[slot].lock().unwrap_or_else(|e| e.into_inner()))
                 }))
             }
-            n => smallvec::SmallVec::from_slice(&p.data[..(n as usize).min(INLINE_EVENT_BYTES)]),
+            // The whole inline array, moved (no call to copy `n` bytes).
+            n => smallvec::SmallVec::from_buf_and_len(p.data, (n as usize).min(INLINE_EVENT_BYTES)),
         };
         EventRecord {
             event: p.event as usize,
