@@ -347,6 +347,26 @@ impl<'a> MpiStr<'a> {
         (buf[end] == 0 && !inside).then(|| MpiStr { bytes: &buf[..end] })
     }
 
+    /// The C string at the start of `bytes`: the bytes before its first NUL, or all of them
+    /// if there is none. What C reads of a buffer that holds a string, so never an error: how
+    /// a borrowed record of a visit ([`MpiStr::from_filled`]'s bytes whose NUL it has not
+    /// looked for yet) gives its strings.
+    ///
+    /// ```
+    /// use mpit_core::MpiStr;
+    ///
+    /// assert_eq!(MpiStr::until_nul(b"eager\0limit"), "eager");
+    /// assert_eq!(MpiStr::until_nul(b"eager"), "eager");
+    /// assert!(MpiStr::until_nul(b"\0").is_empty());
+    /// ```
+    #[inline]
+    pub fn until_nul(bytes: &'a [u8]) -> MpiStr<'a> {
+        let end = CStr::from_bytes_until_nul(bytes).map_or(bytes.len(), CStr::count_bytes);
+        MpiStr {
+            bytes: &bytes[..end],
+        }
+    }
+
     /// The bytes, without the terminating NUL.
     pub fn as_bytes(self) -> &'a [u8] {
         self.bytes

@@ -280,11 +280,13 @@ impl Scratch {
     /// string cut by its buffer is fetched again alone ([`MpiString::fetch_after`], MPI-4.1
     /// §16.3.3): one call in the common case, one more per string that did not fit (two where
     /// the reported length hides the cut). Also gives what the listing has resolved, alongside.
+    /// The strings come as the bytes before the NUL the call reported, in which
+    /// [`MpiStr::until_nul`] finds the string when it is asked for.
     #[inline(always)]
     pub(crate) fn described<Q: Described>(
         &mut self,
         get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
-    ) -> Result<(Q, MpiStr<'_>, MpiStr<'_>, &Resolved)> {
+    ) -> Result<(Q, &[u8], &[u8], &Resolved)> {
         let (n, d) = self.first;
         let bufs = self.bufs.get_or_insert_with(Buffers::new);
         let (q, name, description) = described_in(
@@ -302,7 +304,11 @@ impl Scratch {
         get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
     ) -> Result<(Q, MpiString, MpiString)> {
         let (q, name, description, _) = self.described(get)?;
-        Ok((q, name.to_mpi_string(), description.to_mpi_string()))
+        Ok((
+            q,
+            MpiStr::until_nul(name).to_mpi_string(),
+            MpiStr::until_nul(description).to_mpi_string(),
+        ))
     }
 
     /// The enumeration behind a handle MPI_T returned (`None` for none), resolved once per
@@ -319,7 +325,7 @@ fn described_in<'s, Q: Described>(
     desc: &'s mut [u8],
     spill: &'s mut Spill,
     mut get: impl FnMut(Option<&mut [u8]>, Option<&mut [u8]>) -> Result<Q>,
-) -> Result<(Q, MpiStr<'s>, MpiStr<'s>)> {
+) -> Result<(Q, &'s [u8], &'s [u8])> {
     let q = get(Some(&mut *name), Some(&mut *desc))?;
     let (name_len, desc_len) = q.lens();
     let (name_spill, desc_spill) = spill;
@@ -332,18 +338,30 @@ fn described_in<'s, Q: Described>(
     Ok((q, name, description))
 }
 
-/// The string a first call wrote into `buf` (reporting `reported`), borrowed from `buf` where
-/// it fits, else fetched whole through `fetch` into `spill` ([`MpiString::fetch_after`]).
+/// The string a first call wrote into `buf` (reporting `reported`): the bytes of `buf` before
+/// the NUL where the reported length puts it, if `buf` certainly holds all of it, else the
+/// string fetched whole through `fetch` into `spill` ([`MpiString::fetch_after`]). One
+/// compare and one load: whether an earlier NUL ends the string is left to
+/// [`MpiStr::until_nul`], when the string is asked for (a conforming implementation writes
+/// none; the string up to it is what a fetch of the whole would give, as C reads it).
+///
+/// A string is whole in `buf` when the length plus one reported, `n`, is below `buf.len()` and
+/// byte `n - 1` is a NUL (a reported 0: the empty string, the convention's length of no
+/// string). A cut one is never taken: a conforming implementation then reports more than
+/// `buf.len()`, and one that reports the length it wrote (MPICH 4.0.2, Open MPI 4.1 and 5.0)
+/// reports `buf.len()`. Only the bytes the reported length covers are read, so `buf` need not
+/// be cleared: stale bytes past them, or where no NUL was written, are never taken.
 #[inline(always)]
 fn filled<'s>(
     buf: &'s [u8],
     reported: usize,
     spill: &'s mut Option<MpiString>,
     fetch: impl FnMut(Option<&mut [u8]>) -> Result<usize>,
-) -> Result<MpiStr<'s>> {
-    match MpiStr::from_filled(buf, reported) {
-        Some(s) => Ok(s),
-        None => spilled(buf, reported, spill, fetch),
+) -> Result<&'s [u8]> {
+    match reported {
+        0 => Ok(&[]),
+        n if n < buf.len() && buf[n - 1] == 0 => Ok(&buf[..n - 1]),
+        _ => spilled(buf, reported, spill, fetch),
     }
 }
 
@@ -355,10 +373,10 @@ fn spilled<'s>(
     reported: usize,
     spill: &'s mut Option<MpiString>,
     fetch: impl FnMut(Option<&mut [u8]>) -> Result<usize>,
-) -> Result<MpiStr<'s>> {
+) -> Result<&'s [u8]> {
     Ok(spill
         .insert(MpiString::fetch_after(buf, reported, fetch)?)
-        .as_mpi_str())
+        .as_bytes())
 }
 
 /// One call returning a value and a string through `get(buffer)` (`MPI_T_enum_get_info`,
@@ -422,70 +440,105 @@ fn visit<K: Kind, B>(
 }
 
 /// What `MPI_T_cvar_get_info` says about a control variable, borrowed for the time of one call
-/// of the visitor of [`Mpit::visit_cvars`]: the fields of [`CvarInfo`], with the name and the
-/// description in the buffers of the visit and the enumeration resolved on demand
-/// ([`CvarInfoRef::enumtype`]).
+/// of the visitor of [`Mpit::visit_cvars`]: the fields of [`CvarInfo`], each decoded when asked
+/// for, so that a visit costs what MPI's calls cost and what the visitor reads (a C loop over
+/// `MPI_T_cvar_get_info` with fixed buffers decodes nothing it does not look at either). The
+/// name and the description are in the buffers of the visit; the enumeration is resolved on
+/// demand ([`CvarInfoRef::enumtype`]). A constant outside the standard's is the error of its
+/// accessor (and of [`CvarInfoRef::to_owned`], which makes it a hole of [`Mpit::cvars`]).
 ///
 /// MPI-4.1 §16.3.6, `MPI_T_cvar_get_info`.
 #[doc(alias = "MPI_T_cvar_get_info")]
-#[derive(Debug)]
 pub struct CvarInfoRef<'a> {
-    /// Index of the variable, in `0..MPI_T_cvar_get_num`.
-    pub index: usize,
-    /// Name, unique among control variables.
-    pub name: MpiStr<'a>,
-    /// Verbosity level.
-    pub verbosity: Verbosity,
-    /// Datatype of each element.
-    pub datatype: Datatype,
-    /// Description; empty if the implementation provides none.
-    pub description: MpiStr<'a>,
-    /// Kind of object a handle must be bound to.
-    pub bind: Bind,
-    /// When and how the variable may be written.
-    pub scope: Scope,
+    index: usize,
+    /// The bytes before the NUL MPI reported ([`MpiStr::until_nul`] on access).
+    name: &'a [u8],
+    description: &'a [u8],
+    verbosity: c_int,
+    datatype: sys::MPI_Datatype,
+    bind: c_int,
+    scope: c_int,
     enumtype: Option<RawEnum<'a>>,
     resolved: &'a Resolved,
 }
 
 /// What `MPI_T_pvar_get_info` says about a performance variable, borrowed for the time of one
-/// call of the visitor of [`Mpit::visit_pvars`]: the fields of [`PvarInfo`], as
-/// [`CvarInfoRef`] has those of [`CvarInfo`].
+/// call of the visitor of [`Mpit::visit_pvars`]: the fields of [`PvarInfo`], decoded when asked
+/// for, as [`CvarInfoRef`] has those of [`CvarInfo`].
 ///
 /// MPI-4.1 §16.3.7, `MPI_T_pvar_get_info`.
 #[doc(alias = "MPI_T_pvar_get_info")]
-#[derive(Debug)]
 pub struct PvarInfoRef<'a> {
-    /// Index of the variable, in `0..MPI_T_pvar_get_num`.
-    pub index: usize,
-    /// Name, unique among performance variables of the same class.
-    pub name: MpiStr<'a>,
-    /// Verbosity level.
-    pub verbosity: Verbosity,
-    /// Class: datatypes, starting value and monotonicity.
-    pub class: PvarClass,
-    /// Datatype of each element.
-    pub datatype: Datatype,
-    /// Description; empty if the implementation provides none.
-    pub description: MpiStr<'a>,
-    /// Kind of object a handle must be bound to.
-    pub bind: Bind,
-    /// Whether the variable can only be read (not written or reset).
-    pub readonly: bool,
-    /// Whether the variable is always active (cannot be started or stopped).
-    pub continuous: bool,
-    /// Whether the variable can be read and reset atomically (`MPI_T_pvar_readreset`).
-    pub atomic: bool,
+    index: usize,
+    name: &'a [u8],
+    description: &'a [u8],
+    verbosity: c_int,
+    class: c_int,
+    datatype: sys::MPI_Datatype,
+    bind: c_int,
+    readonly: bool,
+    continuous: bool,
+    atomic: bool,
     enumtype: Option<RawEnum<'a>>,
     resolved: &'a Resolved,
 }
 
-/// The enumeration methods of the borrowed variable records.
-macro_rules! lazy_enumtype {
+/// The accessors every borrowed record has: index, name and description.
+macro_rules! named_ref {
+    ($($record:ident: $what:literal, $kind:literal, $count:literal;)*) => {$(
+        impl<'a> $record<'a> {
+            #[doc = concat!("Index of the ", $what, ", in `0..", $count, "`.")]
+            #[inline]
+            pub fn index(&self) -> usize {
+                self.index
+            }
+
+            #[doc = concat!("Name, unique among ", $kind, ".")]
+            #[inline]
+            pub fn name(&self) -> MpiStr<'a> {
+                MpiStr::until_nul(self.name)
+            }
+
+            /// Description; empty if the implementation provides none.
+            #[inline]
+            pub fn description(&self) -> MpiStr<'a> {
+                MpiStr::until_nul(self.description)
+            }
+        }
+    )*};
+}
+
+named_ref! {
+    CvarInfoRef: "variable", "control variables", "MPI_T_cvar_get_num";
+    PvarInfoRef: "variable", "performance variables of the same class", "MPI_T_pvar_get_num";
+    CategoryInfoRef: "category", "categories", "MPI_T_category_get_num";
+}
+
+/// The accessors the borrowed variable records share besides [`named_ref`]'s.
+macro_rules! variable_ref {
     ($($record:ident),*) => {$(
         impl $record<'_> {
+            /// Verbosity level.
+            #[inline]
+            pub fn verbosity(&self) -> Result<Verbosity> {
+                Verbosity::from_raw(self.verbosity)
+            }
+
+            /// Datatype of each element.
+            #[inline]
+            pub fn datatype(&self) -> Result<Datatype> {
+                self.resolved.datatype(self.datatype)
+            }
+
+            /// Kind of object a handle must be bound to.
+            #[inline]
+            pub fn bind(&self) -> Result<Bind> {
+                Bind::from_raw(self.bind)
+            }
+
             /// Whether the variable has an enumeration (MPI-4.1 §16.3.5): a check without a
             /// call.
+            #[inline]
             pub fn has_enumtype(&self) -> bool {
                 self.enumtype.is_some()
             }
@@ -504,40 +557,98 @@ macro_rules! lazy_enumtype {
     )*};
 }
 
-lazy_enumtype!(CvarInfoRef, PvarInfoRef);
+variable_ref!(CvarInfoRef, PvarInfoRef);
 
 impl CvarInfoRef<'_> {
-    /// The owned record, its enumeration resolved ([`CvarInfoRef::enumtype`]'s errors).
+    /// When and how the variable may be written.
+    #[inline]
+    pub fn scope(&self) -> Result<Scope> {
+        Scope::from_raw(self.scope)
+    }
+
+    /// The owned record, every field decoded and the enumeration resolved (the first error
+    /// of an accessor, in the order of [`CvarInfo`]'s fields).
     pub fn to_owned(&self) -> Result<CvarInfo> {
         Ok(CvarInfo {
             index: self.index,
-            name: self.name.to_mpi_string(),
-            verbosity: self.verbosity,
-            datatype: self.datatype,
+            name: self.name().to_mpi_string(),
+            verbosity: self.verbosity()?,
+            datatype: self.datatype()?,
             enumtype: self.enumtype()?,
-            description: self.description.to_mpi_string(),
-            bind: self.bind,
-            scope: self.scope,
+            description: self.description().to_mpi_string(),
+            bind: self.bind()?,
+            scope: self.scope()?,
         })
     }
 }
 
 impl PvarInfoRef<'_> {
-    /// The owned record, its enumeration resolved ([`PvarInfoRef::enumtype`]'s errors).
+    /// Class: datatypes, starting value and monotonicity.
+    #[inline]
+    pub fn class(&self) -> Result<PvarClass> {
+        PvarClass::from_raw(self.class)
+    }
+
+    /// Whether the variable can only be read (not written or reset).
+    #[inline]
+    pub fn readonly(&self) -> bool {
+        self.readonly
+    }
+
+    /// Whether the variable is always active (cannot be started or stopped).
+    #[inline]
+    pub fn continuous(&self) -> bool {
+        self.continuous
+    }
+
+    /// Whether the variable can be read and reset atomically (`MPI_T_pvar_readreset`).
+    #[inline]
+    pub fn atomic(&self) -> bool {
+        self.atomic
+    }
+
+    /// The owned record, every field decoded and the enumeration resolved (the first error
+    /// of an accessor, in the order of [`PvarInfo`]'s fields).
     pub fn to_owned(&self) -> Result<PvarInfo> {
         Ok(PvarInfo {
             index: self.index,
-            name: self.name.to_mpi_string(),
-            verbosity: self.verbosity,
-            class: self.class,
-            datatype: self.datatype,
+            name: self.name().to_mpi_string(),
+            verbosity: self.verbosity()?,
+            class: self.class()?,
+            datatype: self.datatype()?,
             enumtype: self.enumtype()?,
-            description: self.description.to_mpi_string(),
-            bind: self.bind,
+            description: self.description().to_mpi_string(),
+            bind: self.bind()?,
             readonly: self.readonly,
             continuous: self.continuous,
             atomic: self.atomic,
         })
+    }
+}
+
+/// What the borrowed records show of themselves: their fields decoded, an undecodable one as
+/// its error.
+macro_rules! debug_ref {
+    ($($record:ident { $($field:ident),* })*) => {$(
+        impl fmt::Debug for $record<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($record))
+                    $(.field(stringify!($field), &self.$field()))*
+                    .finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+
+debug_ref! {
+    CvarInfoRef { index, name, verbosity, datatype, description, bind, scope, has_enumtype }
+    PvarInfoRef {
+        index, name, verbosity, class, datatype, description, bind, readonly, continuous,
+        atomic, has_enumtype
+    }
+    CategoryInfoRef {
+        index, name, description, num_cvars, num_pvars, num_categories, num_events, cvars,
+        pvars, categories, events
     }
 }
 
@@ -547,41 +658,77 @@ impl PvarInfoRef<'_> {
 ///
 /// MPI-4.1 §16.3.9, `MPI_T_category_get_info`.
 #[doc(alias = "MPI_T_category_get_info")]
-#[derive(Debug, PartialEq, Eq)]
 pub struct CategoryInfoRef<'a> {
-    /// Index of the category, in `0..MPI_T_category_get_num`.
-    pub index: usize,
-    /// Name, unique among categories.
-    pub name: MpiStr<'a>,
-    /// Description; empty if the implementation provides none.
-    pub description: MpiStr<'a>,
-    /// Number of control variables, as declared.
-    pub num_cvars: usize,
-    /// Number of performance variables, as declared.
-    pub num_pvars: usize,
-    /// Number of sub-categories, as declared.
-    pub num_categories: usize,
-    /// Number of event types (`MPI_T_category_get_num_events`, MPI-4.0); `None` where the
-    /// implementation lacks the event interface.
-    pub num_events: Option<usize>,
-    /// Indices of the control variables (`MPI_T_category_get_cvars`).
-    pub cvars: &'a [usize],
-    /// Indices of the performance variables (`MPI_T_category_get_pvars`).
-    pub pvars: &'a [usize],
-    /// Indices of the sub-categories (`MPI_T_category_get_categories`).
-    pub categories: &'a [usize],
-    /// Indices of the event types (`MPI_T_category_get_events`); empty when `num_events` is
-    /// `None`.
-    pub events: &'a [usize],
+    index: usize,
+    name: &'a [u8],
+    description: &'a [u8],
+    num_cvars: usize,
+    num_pvars: usize,
+    num_categories: usize,
+    num_events: Option<usize>,
+    cvars: &'a [usize],
+    pvars: &'a [usize],
+    categories: &'a [usize],
+    events: &'a [usize],
 }
 
-impl CategoryInfoRef<'_> {
+impl<'a> CategoryInfoRef<'a> {
+    /// Number of control variables, as declared.
+    #[inline]
+    pub fn num_cvars(&self) -> usize {
+        self.num_cvars
+    }
+
+    /// Number of performance variables, as declared.
+    #[inline]
+    pub fn num_pvars(&self) -> usize {
+        self.num_pvars
+    }
+
+    /// Number of sub-categories, as declared.
+    #[inline]
+    pub fn num_categories(&self) -> usize {
+        self.num_categories
+    }
+
+    /// Number of event types (`MPI_T_category_get_num_events`, MPI-4.0); `None` where the
+    /// implementation lacks the event interface.
+    #[inline]
+    pub fn num_events(&self) -> Option<usize> {
+        self.num_events
+    }
+
+    /// Indices of the control variables (`MPI_T_category_get_cvars`).
+    #[inline]
+    pub fn cvars(&self) -> &'a [usize] {
+        self.cvars
+    }
+
+    /// Indices of the performance variables (`MPI_T_category_get_pvars`).
+    #[inline]
+    pub fn pvars(&self) -> &'a [usize] {
+        self.pvars
+    }
+
+    /// Indices of the sub-categories (`MPI_T_category_get_categories`).
+    #[inline]
+    pub fn categories(&self) -> &'a [usize] {
+        self.categories
+    }
+
+    /// Indices of the event types (`MPI_T_category_get_events`); empty when
+    /// [`CategoryInfoRef::num_events`] is `None`.
+    #[inline]
+    pub fn events(&self) -> &'a [usize] {
+        self.events
+    }
+
     /// The owned record.
     pub fn to_owned(&self) -> CategoryInfo {
         CategoryInfo {
             index: self.index,
-            name: self.name.to_mpi_string(),
-            description: self.description.to_mpi_string(),
+            name: self.name().to_mpi_string(),
+            description: self.description().to_mpi_string(),
             num_cvars: self.num_cvars,
             num_pvars: self.num_pvars,
             num_categories: self.num_categories,
@@ -651,6 +798,7 @@ impl<L: Level> Mpit<L> {
 
     /// One `MPI_T_cvar_get_info` call in the common case (see [`Scratch::described`]); the
     /// enumeration is resolved when asked for.
+    #[inline(always)]
     fn with_cvar<R>(
         &self,
         i: Index<Cvar>,
@@ -662,11 +810,11 @@ impl<L: Level> Mpit<L> {
         Ok(k(&CvarInfoRef {
             index: i.get(),
             name,
-            verbosity: Verbosity::from_raw(r.verbosity)?,
-            datatype: resolved.datatype(r.datatype)?,
             description,
-            bind: Bind::from_raw(r.bind)?,
-            scope: Scope::from_raw(r.scope)?,
+            verbosity: r.verbosity,
+            datatype: r.datatype,
+            bind: r.bind,
+            scope: r.scope,
             enumtype: r.enumtype,
             resolved,
         }))
@@ -682,15 +830,17 @@ impl<L: Level> Mpit<L> {
 
     /// Calls `f` with what `MPI_T_cvar_get_info` says about every control variable, in index
     /// order, until `f` breaks: the names and descriptions borrowed from buffers reused for
-    /// every variable, the enumeration resolved only when asked for
-    /// ([`CvarInfoRef::enumtype`]), so a variable costs one `MPI_T_cvar_get_info` call and
-    /// nothing is allocated (a string longer than the buffers, 256 bytes for a name and 2048
-    /// for a description, is fetched whole as [`Mpit::cvars`] does). For tools that look at
-    /// every variable and keep few ([`CvarInfoRef::to_owned`] keeps one); [`Mpit::cvars`]
-    /// keeps them all.
+    /// every variable, each field decoded and the enumeration resolved only when asked for
+    /// ([`CvarInfoRef`]), so a variable costs one `MPI_T_cvar_get_info` call and what `f`
+    /// reads, and nothing is allocated (a string longer than the buffers, 256 bytes for a
+    /// name and 2048 for a description, is fetched whole as [`Mpit::cvars`] does). For tools
+    /// that look at every variable and keep few ([`CvarInfoRef::to_owned`] keeps one);
+    /// [`Mpit::cvars`] keeps them all.
     ///
     /// Returns `Break` with what `f` broke with, or `Continue` with the count and the indices
-    /// whose query failed ([`Visited`]). Errors: that of `MPI_T_cvar_get_num`.
+    /// whose query failed ([`Visited`]); a field that does not decode is the error of its
+    /// accessor, not a hole (it is one of [`Mpit::cvars`]). Errors: that of
+    /// `MPI_T_cvar_get_num`.
     ///
     /// MPI-4.1 §16.3.6, `MPI_T_cvar_get_info`.
     ///
@@ -702,8 +852,11 @@ impl<L: Level> Mpit<L> {
     /// // The names of the user-level integer variables, and nothing else kept.
     /// let mut names = Vec::new();
     /// let visited = mpit.visit_cvars(|v| {
-    ///     if v.verbosity <= Verbosity::USER_ALL && v.datatype == Datatype::Int {
-    ///         names.push(v.name.to_string());
+    ///     // Each field is decoded when asked for; one that does not decode compares unequal.
+    ///     if v.verbosity().is_ok_and(|l| l <= Verbosity::USER_ALL)
+    ///         && v.datatype().is_ok_and(|t| t == Datatype::Int)
+    ///     {
+    ///         names.push(v.name().to_string());
     ///     }
     ///     ControlFlow::<()>::Continue(())
     /// })?;
@@ -755,6 +908,7 @@ impl<L: Level> Mpit<L> {
     }
 
     /// As [`Mpit::with_cvar`], for `MPI_T_pvar_get_info`.
+    #[inline(always)]
     fn with_pvar<R>(
         &self,
         i: Index<Pvar>,
@@ -766,11 +920,11 @@ impl<L: Level> Mpit<L> {
         Ok(k(&PvarInfoRef {
             index: i.get(),
             name,
-            verbosity: Verbosity::from_raw(r.verbosity)?,
-            class: PvarClass::from_raw(r.class)?,
-            datatype: resolved.datatype(r.datatype)?,
             description,
-            bind: Bind::from_raw(r.bind)?,
+            verbosity: r.verbosity,
+            class: r.class,
+            datatype: r.datatype,
+            bind: r.bind,
             readonly: r.readonly,
             continuous: r.continuous,
             atomic: r.atomic,
@@ -800,8 +954,12 @@ impl<L: Level> Mpit<L> {
     /// // How many counters there are, and the first one that can be read and reset at once.
     /// let mut counters = 0;
     /// let atomic = mpit.visit_pvars(|v| {
-    ///     counters += usize::from(v.class == PvarClass::Counter);
-    ///     if v.atomic && !v.readonly { ControlFlow::Break(v.index) } else { ControlFlow::Continue(()) }
+    ///     counters += usize::from(v.class().is_ok_and(|c| c == PvarClass::Counter));
+    ///     if v.atomic() && !v.readonly() {
+    ///         ControlFlow::Break(v.index())
+    ///     } else {
+    ///         ControlFlow::Continue(())
+    ///     }
     /// })?;
     /// println!("{counters} counters before {atomic:?}");
     /// # Ok::<(), mpit_safe::Error>(())
@@ -948,8 +1106,8 @@ impl<L: Level> Mpit<L> {
     ///
     /// let mpit = Mpit::init()?;
     /// // The category that holds control variable 0, if any.
-    /// let home = mpit.visit_categories(|c| match c.cvars.contains(&0) {
-    ///     true => ControlFlow::Break(c.name.to_string()),
+    /// let home = mpit.visit_categories(|c| match c.cvars().contains(&0) {
+    ///     true => ControlFlow::Break(c.name().to_string()),
     ///     false => ControlFlow::Continue(()),
     /// })?;
     /// println!("{home:?}");
@@ -1156,8 +1314,14 @@ mod tests {
         Index::<K>::all(&mpit.init)
             .unwrap()
             .map(|i| {
-                described_in(&mut name, &mut desc, &mut spill, |n, d| get(i, n, d))
-                    .map(|(_, n, d)| (n.to_mpi_string(), d.to_mpi_string()))
+                described_in(&mut name, &mut desc, &mut spill, |n, d| get(i, n, d)).map(
+                    |(_, n, d)| {
+                        (
+                            MpiStr::until_nul(n).to_mpi_string(),
+                            MpiStr::until_nul(d).to_mpi_string(),
+                        )
+                    },
+                )
             })
             .collect()
     }
@@ -1210,14 +1374,14 @@ mod tests {
         for (n, d) in [(8, 16), (2, 2), (1, 1)] {
             let mut seen = Vec::new();
             let visited = mpit.visit_cvars_in(&mut Scratch::with_first(n, d), |v| {
-                seen.push(v.to_owned().unwrap());
+                seen.extend(v.to_owned().ok());
                 ControlFlow::<()>::Continue(())
             });
             assert!(matches!(visited, Ok(ControlFlow::Continue(ref v)) if v.count == cvars.count));
             assert_eq!(seen, cvars.entries, "first buffers {n}, {d}");
             let mut seen = Vec::new();
             let visited = mpit.visit_pvars_in(&mut Scratch::with_first(n, d), |v| {
-                seen.push(v.to_owned().unwrap());
+                seen.extend(v.to_owned().ok());
                 ControlFlow::<()>::Continue(())
             });
             assert!(matches!(visited, Ok(ControlFlow::Continue(_))));

@@ -1,5 +1,6 @@
 //! The visitors (`Mpit::visit_cvars`, `visit_pvars`, `visit_categories`) show exactly what the
-//! owned listings hold, entry by entry, after `MPI_Init`; a `Break` stops them at once; a
+//! owned listings hold, entry by entry, after `MPI_Init` (a record that does not decode, kept
+//! with `to_owned`, is the listing's hole of that index); a `Break` stops them at once; a
 //! variable's enumeration, resolved on demand, is the listing's, and one enumeration is
 //! resolved once per visit.
 
@@ -11,15 +12,27 @@ use std::sync::Arc;
 
 use mpit_safe::{CategoryInfo, CvarInfo, Listing, PvarInfo, Visited};
 
-/// The records a visit showed, kept with `to_owned`, and what it found besides.
+/// The records a visit showed, kept with `to_owned` (`(index, Ok(record))`, or the error of a
+/// record that does not decode), and what it found besides.
 fn kept<T, B: std::fmt::Debug>(
-    visit: impl FnOnce(&mut dyn FnMut(T)) -> mpit_safe::Result<ControlFlow<B, Visited>>,
+    visit: impl FnOnce(
+        &mut dyn FnMut(usize, mpit_safe::Result<T>),
+    ) -> mpit_safe::Result<ControlFlow<B, Visited>>,
 ) -> (Vec<T>, Visited) {
     let mut seen = Vec::new();
-    let visited = match visit(&mut |r| seen.push(r)).expect("visit") {
+    let mut undecoded = Vec::new();
+    let mut visited = match visit(&mut |i, r| match r {
+        Ok(r) => seen.push(r),
+        Err(e) => undecoded.push((i, e)),
+    })
+    .expect("visit")
+    {
         ControlFlow::Continue(v) => v,
         ControlFlow::Break(b) => panic!("broke with {b:?} without being asked to"),
     };
+    // The listing's holes: the failed queries and the records that did not decode.
+    visited.holes.extend(undecoded);
+    visited.holes.sort_by_key(|(i, _)| *i);
     (seen, visited)
 }
 
@@ -52,7 +65,7 @@ fn visitors_show_what_listings_hold() {
     let (seen, visited) = kept::<CvarInfo, ()>(|keep| {
         mpit.visit_cvars(|v| {
             assert_eq!(v.has_enumtype(), v.enumtype().unwrap().is_some());
-            keep(v.to_owned().unwrap());
+            keep(v.index(), v.to_owned());
             ControlFlow::Continue(())
         })
     });
@@ -61,7 +74,7 @@ fn visitors_show_what_listings_hold() {
     let pvars = mpit.pvars().unwrap();
     let (seen, visited) = kept::<PvarInfo, ()>(|keep| {
         mpit.visit_pvars(|v| {
-            keep(v.to_owned().unwrap());
+            keep(v.index(), v.to_owned());
             ControlFlow::Continue(())
         })
     });
@@ -71,8 +84,8 @@ fn visitors_show_what_listings_hold() {
     assert!(!categories.entries.is_empty());
     let (seen, visited) = kept::<CategoryInfo, ()>(|keep| {
         mpit.visit_categories(|c| {
-            assert_eq!(c.cvars.len(), c.num_cvars);
-            keep(c.to_owned());
+            assert_eq!(c.cvars().len(), c.num_cvars());
+            keep(c.index(), Ok(c.to_owned()));
             ControlFlow::Continue(())
         })
     });
@@ -80,23 +93,34 @@ fn visitors_show_what_listings_hold() {
 }
 
 /// The borrowed fields are the owned record's without keeping it: strings compare equal to
-/// the listing's, typed fields are the same.
+/// the listing's, typed fields decode to the same; a record the listing could not decode is
+/// a hole there and fails to decode here.
 #[test]
 fn borrowed_fields_equal_owned_ones() {
     let t = turn();
     let mpit = &t.mpit;
     let cvars = mpit.cvars().unwrap();
-    let mut entries = cvars.entries.iter();
+    let mut entries = cvars.entries.iter().peekable();
     let r = mpit.visit_cvars(|v| {
+        if entries.peek().is_none_or(|e| e.index != v.index()) {
+            assert!(cvars.holes.iter().any(|(i, _)| *i == v.index()));
+            assert!(v.to_owned().is_err(), "{v:?}");
+            return ControlFlow::Continue(());
+        }
         let e = entries.next().expect("more shown than listed");
-        assert_eq!(v.index, e.index);
-        assert_eq!(v.name, e.name);
-        assert_eq!(e.description, v.description);
-        assert_eq!(v.name.to_str().ok(), e.name.to_str().ok());
-        assert_eq!(v.name.to_string(), e.name.to_string());
-        assert_eq!(format!("{:?}", v.name), format!("{:?}", e.name));
+        assert_eq!(v.index(), e.index);
+        assert_eq!(v.name(), e.name);
+        assert_eq!(e.description, v.description());
+        assert_eq!(v.name().to_str().ok(), e.name.to_str().ok());
+        assert_eq!(v.name().to_string(), e.name.to_string());
+        assert_eq!(format!("{:?}", v.name()), format!("{:?}", e.name));
         assert_eq!(
-            (v.verbosity, v.datatype, v.bind, v.scope),
+            (
+                v.verbosity().unwrap(),
+                v.datatype().unwrap(),
+                v.bind().unwrap(),
+                v.scope().unwrap()
+            ),
             (e.verbosity, e.datatype, e.bind, e.scope)
         );
         ControlFlow::<()>::Continue(())
@@ -118,8 +142,8 @@ fn break_stops_the_visit() {
     let mut calls = 0;
     let r = mpit.visit_cvars(|v| {
         calls += 1;
-        if v.index == stop_at {
-            ControlFlow::Break(v.name.to_mpi_string())
+        if v.index() == stop_at {
+            ControlFlow::Break(v.name().to_mpi_string())
         } else {
             ControlFlow::Continue(())
         }
@@ -134,7 +158,7 @@ fn break_stops_the_visit() {
     let first = |indices: Vec<usize>| indices.first().copied();
     let categories = mpit.categories().unwrap();
     let first_category = first(categories.entries.iter().map(|c| c.index).collect());
-    breaks_at_once(first_category, |f| mpit.visit_categories(|c| f(c.index)));
+    breaks_at_once(first_category, |f| mpit.visit_categories(|c| f(c.index())));
     let first_pvar = first(
         mpit.pvars()
             .unwrap()
@@ -143,7 +167,7 @@ fn break_stops_the_visit() {
             .map(|p| p.index)
             .collect(),
     );
-    breaks_at_once(first_pvar, |f| mpit.visit_pvars(|p| f(p.index)));
+    breaks_at_once(first_pvar, |f| mpit.visit_pvars(|p| f(p.index())));
 }
 
 /// A visit through `visit` whose visitor (given the index shown) breaks at once: called once,
@@ -178,7 +202,7 @@ fn enumerations_resolve_on_demand_once_per_visit() {
         if let Some(e) = v.enumtype().unwrap() {
             // Asked twice: the same enumeration, not resolved again.
             assert!(Arc::ptr_eq(&e, &v.enumtype().unwrap().unwrap()));
-            resolved.push((v.index, e));
+            resolved.push((v.index(), e));
         }
         ControlFlow::<()>::Continue(())
     });
