@@ -1,8 +1,9 @@
 //! The safe API against the raw C call, measured side by side in one run (criterion), with the
 //! ratio safe / raw printed at the end for each operation:
 //! pvar read, pvar read_reset, pvar start/stop, cvar read, and the info query of every cvar,
-//! pvar and category (against a C loop with fixed name and description buffers), as owned
-//! listings (`*_info_all`) and as visits of borrowed records (`*_visit_all`).
+//! pvar and category (against a C loop with fixed name and description buffers that begins with
+//! the count, `MPI_T_*_get_num`, as every listing and visit does), as owned listings
+//! (`*_info_all`) and as visits of borrowed records (`*_visit_all`).
 //!
 //! Run: `scripts/with-mpi openmpi cargo bench -p mpit-benches` (any implementation; a filter
 //! after `--` selects criterion's groups, e.g. `-- _all` the info groups, while the alternating
@@ -331,6 +332,16 @@ fn c_str(buf: &[c_char]) -> &[u8] {
     bytes.split(|&b| b == 0).next().unwrap_or(bytes)
 }
 
+/// The count a C listing begins with, through `get_num` (`MPI_T_*_get_num`), as every listing
+/// and visit of ours does: both sides of an info bench query it each time.
+#[inline(always)]
+fn c_count(get_num: impl FnOnce(&mut c_int) -> c_int) -> c_int {
+    let mut n = 0;
+    let rc = get_num(&mut n);
+    consume_raw(rc, n);
+    if rc == sys::MPI_SUCCESS { n } else { 0 }
+}
+
 /// Every index below `n` as a C tool lists: one `MPI_T_*_get_info` call each through
 /// `get(index, name, name length, description, description length)` into fixed buffers,
 /// which returns the return code and what else it read, then `then(index, name, description,
@@ -397,7 +408,9 @@ impl CKept {
 /// `MPI_T_cvar_get_info` of every index into fixed buffers; with `keep`, also copies each name
 /// and description out and resolves each enumeration once (what owning the listing costs in C
 /// too).
-fn c_cvar_infos(n: c_int, mut keep: Option<&mut CKept>) {
+fn c_cvar_infos(mut keep: Option<&mut CKept>) {
+    // SAFETY: MPI_T is initialised; a valid out-pointer.
+    let n = c_count(|n| unsafe { sys::MPI_T_cvar_get_num(n) });
     c_infos(
         n,
         |i, name, nl, desc, dl| {
@@ -424,7 +437,9 @@ fn c_cvar_infos(n: c_int, mut keep: Option<&mut CKept>) {
 }
 
 /// `MPI_T_pvar_get_info` of every index into fixed buffers.
-fn c_pvar_infos(n: c_int) {
+fn c_pvar_infos() {
+    // SAFETY: as in `c_cvar_infos`.
+    let n = c_count(|n| unsafe { sys::MPI_T_pvar_get_num(n) });
     c_infos(
         n,
         |i, name, nl, desc, dl| {
@@ -462,7 +477,9 @@ fn c_pvar_infos(n: c_int) {
 /// `MPI_T_category_get_info` of every index into fixed buffers, and its members (control
 /// variables, performance variables, subcategories, and with the event API event types)
 /// into a fixed array: what `Mpit::categories` returns.
-fn c_category_infos(n: c_int) {
+fn c_category_infos() {
+    // SAFETY: as in `c_cvar_infos`.
+    let n = c_count(|n| unsafe { sys::MPI_T_category_get_num(n) });
     let mut members = [0 as c_int; C_MEMBERS];
     let cap = |k: c_int| k.min(C_MEMBERS as c_int);
     c_infos(
@@ -534,7 +551,7 @@ fn info(
         pairs,
         rounds,
         "cvar_info_all",
-        || c_cvar_infos(cvars, None),
+        || c_cvar_infos(None),
         || consume(mpit.cvars()),
     );
     info_group(
@@ -542,7 +559,7 @@ fn info(
         pairs,
         rounds,
         "cvar_visit_all",
-        || c_cvar_infos(cvars, None),
+        || c_cvar_infos(None),
         || consume(mpit.visit_cvars(|v| look(v))),
     );
     rounds.push((
@@ -556,7 +573,7 @@ fn info(
                         vars: Vec::with_capacity(cvars as usize),
                         enums: Vec::new(),
                     };
-                    c_cvar_infos(cvars, Some(&mut kept));
+                    c_cvar_infos(Some(&mut kept));
                     black_box(kept);
                 })
             },
@@ -568,7 +585,7 @@ fn info(
         mpit_benches::interleave(
             21,
             10,
-            |ops| timed(ops, || c_cvar_infos(cvars, None)),
+            |ops| timed(ops, || c_cvar_infos(None)),
             |ops| {
                 timed(ops, || {
                     for i in 0..cvars as usize {
@@ -582,30 +599,19 @@ fn info(
     if pvars == 0 {
         eprintln!("no pvars here: pvar_info_all and pvar_visit_all skipped");
     } else {
-        info_group(
-            c,
-            pairs,
-            rounds,
-            "pvar_info_all",
-            || c_pvar_infos(pvars),
-            || consume(mpit.pvars()),
-        );
-        info_group(
-            c,
-            pairs,
-            rounds,
-            "pvar_visit_all",
-            || c_pvar_infos(pvars),
-            || consume(mpit.visit_pvars(|v| look(v))),
-        );
+        info_group(c, pairs, rounds, "pvar_info_all", c_pvar_infos, || {
+            consume(mpit.pvars())
+        });
+        info_group(c, pairs, rounds, "pvar_visit_all", c_pvar_infos, || {
+            consume(mpit.visit_pvars(|v| look(v)))
+        });
     }
-    let categories = mpit.category_count().unwrap() as c_int;
     info_group(
         c,
         pairs,
         rounds,
         "category_info_all",
-        || c_category_infos(categories),
+        c_category_infos,
         || consume(mpit.categories()),
     );
     info_group(
@@ -613,7 +619,7 @@ fn info(
         pairs,
         rounds,
         "category_visit_all",
-        || c_category_infos(categories),
+        c_category_infos,
         || consume(mpit.visit_categories(|c| look(c))),
     );
 }
