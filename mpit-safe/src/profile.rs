@@ -572,6 +572,17 @@ enum Lane {
 }
 
 impl Lane {
+    /// Bytes of one element.
+    #[inline(always)]
+    fn size(self) -> usize {
+        match self {
+            Lane::U8 => 1,
+            Lane::I16 => 2,
+            Lane::I32 | Lane::U32 => 4,
+            Lane::I64 | Lane::U64 | Lane::F64 => 8,
+        }
+    }
+
     fn of(dt: Datatype) -> Option<Lane> {
         [
             (i32::accepts(dt), Lane::I32),
@@ -2070,23 +2081,73 @@ fn huge(d: u64) -> f64 {
     d as f64
 }
 
-/// Samples the probes of several elements: their sums, read through the scratch buffers.
-#[inline(never)]
+/// Samples the probes of several elements: their sums, read on the stack where they take at
+/// most [`SMALL_BYTES`] (a communicator-bound variable with an element per rank of a small
+/// communicator), else through the scratch buffers, out of line.
+#[inline(always)]
 fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mut Scratch) {
     for p in ps {
-        match read_sum(&p.handle, p.lane, p.count as usize, scratch, None) {
+        let n = p.count as usize;
+        let sum = if n * p.lane.size() <= SMALL_BYTES {
+            small_sum(&p.handle, p.lane, n)
+        } else {
+            read_sum(&p.handle, p.lane, n, scratch, None)
+        };
+        match sum {
             Ok(v) if p.kind == Kind::Delta => {
                 if let Some(sum) = acc.get_mut(p.at as usize) {
                     add_delta(&mut p.last, sum, v);
                 }
             }
-            Ok(v) => {
-                if let Some(a) = acc.get_mut(p.at as usize..) {
-                    observe(&mut p.last, p.kind, a, v);
+            Ok(v) if p.kind == Kind::Raw => {
+                let at = p.at as usize;
+                if let Some([seen, last]) = acc.get_mut(at..at + 2) {
+                    (*seen, *last) = (1.0, v);
                 }
             }
-            Err(_) => p.failures = p.failures.saturating_add(1),
+            Ok(v) => {
+                if let Some(a) = acc.get_mut(p.at as usize..) {
+                    observe_out_of_line(&mut p.last, p.kind, a, v);
+                }
+            }
+            Err(_) => read_failed(p),
         }
+    }
+}
+
+/// Bytes of the elements of a probe that [`sample_multi`] reads on the stack.
+const SMALL_BYTES: usize = 32;
+
+/// The sum of the `n` elements of lane `lane` (at most [`SMALL_BYTES`] bytes) of a handle,
+/// read into the stack: what [`read_sum`] gives, without the scratch buffers or a call.
+#[inline(always)]
+fn small_sum<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane, n: usize) -> Result<f64> {
+    let mut buf = [0u8; SMALL_BYTES];
+    ffi::pvar_read(h, &mut buf)?;
+    Ok(lane_sum(&buf, lane, n))
+}
+
+/// The sum of the first `n` elements of lane `lane` in `buf` (native order), as an `f64`:
+/// integers summed as integers, converted once, as [`read_sum`] does.
+#[inline(always)]
+fn lane_sum(buf: &[u8], lane: Lane, n: usize) -> f64 {
+    macro_rules! sum {
+        ($t:ty, $acc:ty) => {{
+            let mut sum = <$acc>::default();
+            for c in buf.chunks_exact(std::mem::size_of::<$t>()).take(n) {
+                sum += <$acc>::from(c.try_into().map(<$t>::from_ne_bytes).unwrap_or_default());
+            }
+            Wide::wide(sum)
+        }};
+    }
+    match lane {
+        Lane::I32 => sum!(i32, i128),
+        Lane::U32 => sum!(u32, u128),
+        Lane::I64 => sum!(i64, i128),
+        Lane::U64 => sum!(u64, u128),
+        Lane::F64 => sum!(f64, f64),
+        Lane::U8 => sum!(u8, u128),
+        Lane::I16 => sum!(i16, i128),
     }
 }
 
@@ -2228,6 +2289,38 @@ mod tests {
             1 => -1e6..0.0f64,
         ];
         proptest::collection::vec(read, 0..64)
+    }
+
+    proptest! {
+        /// A small probe's elements read on the stack sum exactly: as integers for the integer
+        /// lanes (converted to `f64` once, as `read_sum` does), in order for `double`, only the
+        /// first `n` elements of the buffer counted.
+        #[test]
+        fn small_sums_are_exact(values in proptest::collection::vec(any::<i64>(), 0..=32)) {
+            for lane in [
+                Lane::I32, Lane::U32, Lane::I64, Lane::U64, Lane::F64, Lane::U8, Lane::I16,
+            ] {
+                let size = lane.size();
+                let n = values.len().min(SMALL_BYTES / size);
+                let mut buf = [0xA5u8; SMALL_BYTES];
+                let mut exact = 0i128;
+                let mut float = 0.0f64;
+                for (i, &v) in values.iter().take(n).enumerate() {
+                    let at = &mut buf[i * size..(i + 1) * size];
+                    match lane {
+                        Lane::I32 => { at.copy_from_slice(&(v as i32).to_ne_bytes()); exact += i128::from(v as i32) }
+                        Lane::U32 => { at.copy_from_slice(&(v as u32).to_ne_bytes()); exact += i128::from(v as u32) }
+                        Lane::I64 => { at.copy_from_slice(&v.to_ne_bytes()); exact += i128::from(v) }
+                        Lane::U64 => { at.copy_from_slice(&(v as u64).to_ne_bytes()); exact += i128::from(v as u64) }
+                        Lane::F64 => { at.copy_from_slice(&(v as f64).to_ne_bytes()); float += v as f64 }
+                        Lane::U8 => { at.copy_from_slice(&(v as u8).to_ne_bytes()); exact += i128::from(v as u8) }
+                        Lane::I16 => { at.copy_from_slice(&(v as i16).to_ne_bytes()); exact += i128::from(v as i16) }
+                    }
+                }
+                let want = if lane == Lane::F64 { float } else { exact as f64 };
+                prop_assert_eq!(lane_sum(&buf, lane, n), want, "{:?} of {} elements", lane, n);
+            }
+        }
     }
 
     /// The 8 bytes the sampling loop reads for a variable whose value is `x`: MPI writes the
