@@ -118,11 +118,14 @@ described!(
 /// only, never in the [`Mpit`]: Open MPI frees the enumerations of the components `MPI_Init`
 /// closes, so a handle seen before `MPI_Init` may name another enumeration after it. A single
 /// query resolves its enumeration afresh.
+/// An enumeration resolved in a listing or visit, by its handle.
+type ResolvedEnum = (EnumKey, Arc<EnumInfo>);
+
 pub(crate) struct Resolved {
     /// `None` for a single query. A list searched in order: a few dozen enumerations at most
     /// (41 on Open MPI 5), and an empty one costs nothing to make, where a `HashMap` seeds its
     /// hasher (a visit of Intel MPI's 2 pvars took a tenth longer for it).
-    enums: Option<RefCell<Vec<(EnumKey, Arc<EnumInfo>)>>>,
+    enums: Option<RefCell<Vec<ResolvedEnum>>>,
     /// Datatype handles seen and their datatypes, by a hash of the handle ([`Resolved::datatype`];
     /// no allocation).
     datatypes: [Cell<Option<(sys::MPI_Datatype, Datatype)>>; 8],
