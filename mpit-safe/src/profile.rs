@@ -803,6 +803,22 @@ fn wide_slow(x: i128) -> f64 {
     x as f64
 }
 
+/// `$m!(T, Acc)` for lane `$lane`: its Rust type (also the name of its scratch buffer) and the
+/// type its elements are summed in (integers as integers, wide enough for any count of them).
+macro_rules! per_lane {
+    ($lane:expr, $m:ident) => {
+        match $lane {
+            Lane::I32 => $m!(i32, i128),
+            Lane::U32 => $m!(u32, u128),
+            Lane::I64 => $m!(i64, i128),
+            Lane::U64 => $m!(u64, u128),
+            Lane::F64 => $m!(f64, f64),
+            Lane::U8 => $m!(u8, u128),
+            Lane::I16 => $m!(i16, i128),
+        }
+    };
+}
+
 /// Reads a handle's elements through the scratch buffer of its lane: the sum, and the elements
 /// into `out` when given. Out of line: the sampling loop then keeps no scratch buffer in
 /// registers for the one-element handles, most of them.
@@ -835,15 +851,7 @@ fn read_sum<L: Level>(
             ))
         }};
     }
-    match lane {
-        Lane::I32 => lane!(i32, i128),
-        Lane::U32 => lane!(u32, u128),
-        Lane::I64 => lane!(i64, i128),
-        Lane::U64 => lane!(u64, u128),
-        Lane::F64 => lane!(f64, f64),
-        Lane::U8 => lane!(u8, u128),
-        Lane::I16 => lane!(i16, i128),
-    }
+    per_lane!(lane, lane)
 }
 
 struct Frame {
@@ -2140,15 +2148,7 @@ fn lane_sum(buf: &[u8], lane: Lane, n: usize) -> f64 {
             Wide::wide(sum)
         }};
     }
-    match lane {
-        Lane::I32 => sum!(i32, i128),
-        Lane::U32 => sum!(u32, u128),
-        Lane::I64 => sum!(i64, i128),
-        Lane::U64 => sum!(u64, u128),
-        Lane::F64 => sum!(f64, f64),
-        Lane::U8 => sum!(u8, u128),
-        Lane::I16 => sum!(i16, i128),
-    }
+    per_lane!(lane, sum)
 }
 
 #[cold]
