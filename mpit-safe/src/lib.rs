@@ -118,7 +118,10 @@ pub use ffi::mpi_abi as mpi;
 pub use info_object::Info;
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
-pub use query::{Catalog, CategoryInfoRef, CvarInfoRef, Listing, PvarInfoRef, Refresh, Visited};
+pub use query::{
+    Catalog, CategoryInfoRef, CvarInfoRef, Listing, MemberIter, Members, PvarInfoRef, Refresh,
+    Visited,
+};
 pub use quirks::implementation;
 pub use raw::RawConstant;
 pub use registration::{

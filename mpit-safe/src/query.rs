@@ -206,11 +206,9 @@ pub(crate) struct Scratch {
 struct Buffers {
     name: [u8; NAME_BUF],
     desc: [u8; DESC_BUF],
-    /// The members of a category as C writes them, before they become indices.
+    /// The members of the category being made as C writes them: event types, control
+    /// variables, performance variables, categories, one list after the other.
     members: Vec<c_int>,
-    /// The members of the category being made, as indices: event types, control variables,
-    /// performance variables, categories, one list after the other.
-    lists: Vec<usize>,
 }
 
 thread_local! {
@@ -232,7 +230,6 @@ impl Buffers {
         name: [0; NAME_BUF],
         desc: [0; DESC_BUF],
         members: Vec::new(),
-        lists: Vec::new(),
     };
 
     /// This thread's spare pair, or a new one. Their bytes are whatever the last calls wrote:
@@ -667,64 +664,190 @@ pub struct CategoryInfoRef<'a> {
     index: usize,
     name: &'a [u8],
     description: &'a [u8],
-    num_cvars: usize,
-    num_pvars: usize,
-    num_categories: usize,
-    num_events: Option<usize>,
-    cvars: &'a [usize],
-    pvars: &'a [usize],
-    categories: &'a [usize],
-    events: &'a [usize],
+    /// Whether the implementation has the event interface (else `events` is empty and
+    /// [`CategoryInfoRef::num_events`] is `None`).
+    has_events: bool,
+    cvars: Members<'a>,
+    pvars: Members<'a>,
+    categories: Members<'a>,
+    events: Members<'a>,
 }
+
+/// The members of one kind of a category ([`CategoryInfoRef::cvars`], ...): the indices
+/// MPI wrote, borrowed as it wrote them (C `int`s, each checked non-negative when the record
+/// was made), given as `usize` on access. A visit converts nothing its visitor does not read.
+///
+/// ```
+/// use std::ops::ControlFlow;
+/// use mpit_safe::Mpit;
+///
+/// let mpit = Mpit::init()?;
+/// mpit.visit_categories(|c| {
+///     let cvars = c.cvars();
+///     assert_eq!(cvars.len(), c.num_cvars());
+///     let first: Option<usize> = cvars.get(0);
+///     assert_eq!(first, cvars.iter().next());
+///     assert!(cvars.iter().all(|i| cvars.contains(i)));
+///     ControlFlow::<()>::Continue(())
+/// })?;
+/// # Ok::<(), mpit_safe::Error>(())
+/// ```
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Members<'a>(&'a [c_int]);
+
+impl<'a> Members<'a> {
+    /// The number of members.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The `k`-th member's index, if there are more than `k`.
+    #[inline]
+    pub fn get(&self, k: usize) -> Option<usize> {
+        self.0.get(k).map(|&m| m as usize)
+    }
+
+    /// Whether `index` is a member.
+    #[inline]
+    pub fn contains(&self, index: usize) -> bool {
+        c_int::try_from(index).is_ok_and(|i| self.0.contains(&i))
+    }
+
+    /// The members' indices, in MPI's order.
+    #[inline]
+    pub fn iter(&self) -> MemberIter<'a> {
+        MemberIter(self.0.iter())
+    }
+
+    /// The members' indices, kept.
+    pub fn to_vec(&self) -> Vec<usize> {
+        self.iter().collect()
+    }
+
+    /// The members as MPI wrote them (each non-negative).
+    #[inline]
+    pub fn as_raw(&self) -> &'a [c_int] {
+        self.0
+    }
+}
+
+impl fmt::Debug for Members<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq<[usize]> for Members<'_> {
+    fn eq(&self, other: &[usize]) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter().copied())
+    }
+}
+
+impl PartialEq<Vec<usize>> for Members<'_> {
+    fn eq(&self, other: &Vec<usize>) -> bool {
+        *self == **other
+    }
+}
+
+impl<'a> IntoIterator for Members<'a> {
+    type Item = usize;
+    type IntoIter = MemberIter<'a>;
+
+    #[inline]
+    fn into_iter(self) -> MemberIter<'a> {
+        self.iter()
+    }
+}
+
+/// The indices of [`Members`], in MPI's order.
+#[derive(Clone, Debug)]
+pub struct MemberIter<'a>(std::slice::Iter<'a, c_int>);
+
+impl Iterator for MemberIter<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        self.0.next().map(|&m| m as usize)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<usize> {
+        self.0.nth(n).map(|&m| m as usize)
+    }
+}
+
+impl DoubleEndedIterator for MemberIter<'_> {
+    #[inline]
+    fn next_back(&mut self) -> Option<usize> {
+        self.0.next_back().map(|&m| m as usize)
+    }
+}
+
+impl ExactSizeIterator for MemberIter<'_> {}
+
+impl std::iter::FusedIterator for MemberIter<'_> {}
 
 impl<'a> CategoryInfoRef<'a> {
     /// Number of control variables, as declared.
     #[inline]
     pub fn num_cvars(&self) -> usize {
-        self.num_cvars
+        self.cvars.len()
     }
 
     /// Number of performance variables, as declared.
     #[inline]
     pub fn num_pvars(&self) -> usize {
-        self.num_pvars
+        self.pvars.len()
     }
 
     /// Number of sub-categories, as declared.
     #[inline]
     pub fn num_categories(&self) -> usize {
-        self.num_categories
+        self.categories.len()
     }
 
     /// Number of event types (`MPI_T_category_get_num_events`, MPI-4.0); `None` where the
     /// implementation lacks the event interface.
     #[inline]
     pub fn num_events(&self) -> Option<usize> {
-        self.num_events
+        self.has_events.then_some(self.events.len())
     }
 
     /// Indices of the control variables (`MPI_T_category_get_cvars`).
     #[inline]
-    pub fn cvars(&self) -> &'a [usize] {
+    pub fn cvars(&self) -> Members<'a> {
         self.cvars
     }
 
     /// Indices of the performance variables (`MPI_T_category_get_pvars`).
     #[inline]
-    pub fn pvars(&self) -> &'a [usize] {
+    pub fn pvars(&self) -> Members<'a> {
         self.pvars
     }
 
     /// Indices of the sub-categories (`MPI_T_category_get_categories`).
     #[inline]
-    pub fn categories(&self) -> &'a [usize] {
+    pub fn categories(&self) -> Members<'a> {
         self.categories
     }
 
     /// Indices of the event types (`MPI_T_category_get_events`); empty when
     /// [`CategoryInfoRef::num_events`] is `None`.
     #[inline]
-    pub fn events(&self) -> &'a [usize] {
+    pub fn events(&self) -> Members<'a> {
         self.events
     }
 
@@ -734,10 +857,10 @@ impl<'a> CategoryInfoRef<'a> {
             index: self.index,
             name: self.name().to_mpi_string(),
             description: self.description().to_mpi_string(),
-            num_cvars: self.num_cvars,
-            num_pvars: self.num_pvars,
-            num_categories: self.num_categories,
-            num_events: self.num_events,
+            num_cvars: self.num_cvars(),
+            num_pvars: self.num_pvars(),
+            num_categories: self.num_categories(),
+            num_events: self.num_events(),
             cvars: self.cvars.to_vec(),
             pvars: self.pvars.to_vec(),
             categories: self.categories.to_vec(),
@@ -1001,6 +1124,7 @@ impl<L: Level> Mpit<L> {
     /// One `MPI_T_category_get_info` call in the common case (see [`Scratch::described`]),
     /// and one per non-empty member list (with the event API, one more for the number of event
     /// types), into the scratch's lists.
+    #[inline(always)]
     fn with_category<R>(
         &self,
         i: Index<Category>,
@@ -1018,41 +1142,35 @@ impl<L: Level> Mpit<L> {
             name,
             desc,
             members: raw,
-            lists,
         } = &mut **bufs.get_or_insert_with(Buffers::new);
         let (r, name, description) =
             described_in(&mut name[..*n], &mut desc[..*d], spill, |n, d| {
                 ffi::category_get_info(init, i, n, d)
             })?;
         let num_events = match mpit_sys::consts::HAS_EVENTS {
-            true => Some(ffi::category_get_num_events(init, i)?),
-            false => None,
+            true => ffi::category_get_num_events(init, i)?,
+            false => 0,
         };
         // Any negative count: the sign bit of all of them or-ed.
-        if (r.num_cvars | r.num_pvars | r.num_categories | num_events.unwrap_or(0)) < 0 {
+        if (r.num_cvars | r.num_pvars | r.num_categories | num_events) < 0 {
             return Err(Error::LengthOverflow);
         }
-        let [ne, num_cvars, num_pvars, num_categories] = [
-            num_events.unwrap_or(0),
-            r.num_cvars,
-            r.num_pvars,
-            r.num_categories,
-        ]
-        .map(|n| n as usize);
-        let total = ne
-            .checked_add(num_cvars)
-            .and_then(|t| t.checked_add(num_pvars))
-            .and_then(|t| t.checked_add(num_categories))
-            .ok_or(Error::LengthOverflow)?;
+        let [ne, num_cvars, num_pvars, num_categories] =
+            [num_events, r.num_cvars, r.num_pvars, r.num_categories].map(|n| n as usize);
+        // Four non-negative ints: their sum fits a u64 (and a usize wherever it is 64 bits).
+        let total = usize::try_from(
+            ne as u64 + num_cvars as u64 + num_pvars as u64 + num_categories as u64,
+        )
+        .map_err(|_| Error::LengthOverflow)?;
         // All lists in one buffer, each written in place by its call (none for an empty one),
-        // checked once: C's calls, and no more.
-        if raw.capacity() == 0 {
-            raw.reserve(MEMBERS.max(total));
-            lists.reserve(MEMBERS.max(total));
+        // checked once: C's calls, and no more. The buffer only grows; the lists' part is
+        // filled with -1 first, so that an entry MPI left unwritten is refused below.
+        if raw.len() < total {
+            raw.resize(MEMBERS.max(total), 0);
         }
-        raw.clear();
-        raw.resize(total, -1);
-        let (events, rest) = raw.split_at_mut(ne);
+        let all = &mut raw[..total];
+        all.fill(-1);
+        let (events, rest) = all.split_at_mut(ne);
         let (cvars, rest) = rest.split_at_mut(num_cvars);
         let (pvars, categories) = rest.split_at_mut(num_pvars);
         if !events.is_empty() {
@@ -1069,26 +1187,22 @@ impl<L: Level> Mpit<L> {
         }
         // A negative (or an entry left unwritten, still -1) is refused: the sign bits or-ed,
         // with no early exit, so vector code.
-        if raw.iter().fold(0, |any, &m| any | m) < 0 {
+        let all = &raw[..total];
+        if all.iter().fold(0, |any, &m| any | m) < 0 {
             return Err(Error::LengthOverflow);
         }
-        lists.clear();
-        lists.extend(raw.iter().map(|&m| m as usize));
-        let (events, rest) = lists.split_at(ne);
+        let (events, rest) = all.split_at(ne);
         let (cvars, rest) = rest.split_at(num_cvars);
         let (pvars, categories) = rest.split_at(num_pvars);
         Ok(k(&CategoryInfoRef {
             index: i.get(),
             name,
             description,
-            num_cvars,
-            num_pvars,
-            num_categories,
-            num_events: num_events.map(|_| ne),
-            cvars,
-            pvars,
-            categories,
-            events,
+            has_events: mpit_sys::consts::HAS_EVENTS,
+            cvars: Members(cvars),
+            pvars: Members(pvars),
+            categories: Members(categories),
+            events: Members(events),
         }))
     }
 
@@ -1111,7 +1225,7 @@ impl<L: Level> Mpit<L> {
     ///
     /// let mpit = Mpit::init()?;
     /// // The category that holds control variable 0, if any.
-    /// let home = mpit.visit_categories(|c| match c.cvars().contains(&0) {
+    /// let home = mpit.visit_categories(|c| match c.cvars().contains(0) {
     ///     true => ControlFlow::Break(c.name().to_string()),
     ///     false => ControlFlow::Continue(()),
     /// })?;
@@ -1446,5 +1560,33 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    proptest::proptest! {
+        /// A category's members of one kind are the non-negative ints MPI wrote (MPI-4.1
+        /// §16.3.9, `MPI_T_category_get_cvars` and its kin): the view gives each as the index
+        /// it is, in MPI's order, from either end, and finds exactly those.
+        #[test]
+        fn members_are_the_ints_mpi_wrote(
+            raw in proptest::collection::vec(0..=c_int::MAX, 0..64),
+            probe in 0usize..(1 << 33),
+        ) {
+            let owned: Vec<usize> = raw.iter().map(|&m| usize::try_from(m).unwrap()).collect();
+            let members = Members(&raw);
+            proptest::prop_assert_eq!(members.len(), owned.len());
+            proptest::prop_assert_eq!(members.is_empty(), owned.is_empty());
+            proptest::prop_assert_eq!(members.to_vec(), owned.clone());
+            proptest::prop_assert!(members == owned);
+            proptest::prop_assert!(members.iter().rev().eq(owned.iter().rev().copied()));
+            proptest::prop_assert_eq!(members.iter().len(), owned.len());
+            for k in [0, owned.len() / 2, owned.len()] {
+                proptest::prop_assert_eq!(members.get(k), owned.get(k).copied());
+                proptest::prop_assert_eq!(members.iter().nth(k), owned.get(k).copied());
+            }
+            for m in owned.iter().copied().chain([probe]) {
+                proptest::prop_assert_eq!(members.contains(m), owned.contains(&m));
+            }
+            proptest::prop_assert_eq!(format!("{members:?}"), format!("{owned:?}"));
+        }
     }
 }
