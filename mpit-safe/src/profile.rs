@@ -249,8 +249,8 @@ pub struct NodeReport {
     /// where fewer were timed (short MPI calls in [`Mode::Region`]).
     pub time_ns: u64,
     /// Calls whose time was measured: all for regions and for functions averaging 5 µs or
-    /// more; for shorter calls one in 16 at random (two clock reads would otherwise cost a
-    /// 0-byte message 10%), in both modes (the C wrapper that is call mode's floor reads the
+    /// more; for shorter calls the first [`TIME_FIRST`] and then one in [`TIME_ONE_IN`] at
+    /// random (two clock reads would otherwise cost a 0-byte message 10%), in both modes (the C wrapper that is call mode's floor reads the
     /// same pvars but no clock).
     pub timed_calls: u64,
     /// Per [`Report::columns`] entry: what the variable did while this node was innermost.
@@ -483,10 +483,13 @@ const NONE: u32 = u32::MAX;
 /// A function's calls are all timed until they average [`LONG_CALL_NS`];
 /// shorter ones are timed one in `TIME_ONE_IN` at random after the first [`TIME_FIRST`], and
 /// their total is estimated from those (unbiased; counts stay exact). Two clock reads cost
-/// about 25 ns here (`rdtsc` in a VM), 10% of a 0-byte message between two ranks.
-const TIME_ONE_IN: u32 = 16;
-/// Calls of a (region, function) pair that are always timed.
-const TIME_FIRST: u64 = 4;
+/// about 25 ns here (`rdtsc` in a VM), 10% of a 0-byte message between two ranks; at one in
+/// 16 the timed calls were half of region mode's cost per call (hpcc on Open MPI 4.1 makes 34
+/// million `MPI_Testany` calls a rank, one per 200 ns).
+pub const TIME_ONE_IN: u32 = 64;
+/// Calls of a (region, function) pair that are always timed (a function called a few dozen
+/// times is then measured, not estimated).
+pub const TIME_FIRST: u64 = 16;
 /// Timed calls in progress at once (calls made from callbacks inside calls nest).
 const TIMING_DEPTH: usize = 64;
 /// The average duration from which every call is timed (two clock reads are then < 0.5%).
@@ -1386,8 +1389,8 @@ impl<'s, L: Level> Profiler<'s, L> {
     ///
     /// The hot path (region mode, a function already called in this region, not chosen for
     /// timing): one `RefCell` borrow, one table entry found by one addition (the innermost
-    /// region's block of per-function counts), a count and a countdown. One call in 16 on
-    /// average (after each pair's first 4) reads the clock; see
+    /// region's block of per-function counts), a count and a countdown. One call in
+    /// [`TIME_ONE_IN`] on average (after each pair's first [`TIME_FIRST`]) reads the clock; see
     /// [`NodeReport::timed_calls`].
     #[inline(always)]
     pub fn call_enter(&self, function: usize) -> CallStart {

@@ -288,8 +288,10 @@ pub fn render(p: &Profile) -> String {
     if p.nodes.iter().any(|n| n.estimated) {
         let _ = writeln!(
             out,
-            "~ estimated: in region mode short MPI calls are timed one in 16 at random, the time \
-             of the others inferred from them"
+            "~ estimated: short MPI calls are timed one in {} at random (after the first {} of \
+             each), the time of the others inferred from them",
+            mpit_safe::profile::TIME_ONE_IN,
+            mpit_safe::profile::TIME_FIRST
         );
     }
 
