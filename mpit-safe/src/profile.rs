@@ -480,7 +480,7 @@ fn invariant_tsc() -> bool {
 
 const NONE: u32 = u32::MAX;
 
-/// A function's calls are all timed until they average [`LONG_CALL_NS`];
+/// A function's calls are all timed once they average [`LONG_CALL_NS`] or more;
 /// shorter ones are timed one in `TIME_ONE_IN` at random after the first [`TIME_FIRST`], and
 /// their total is estimated from those (unbiased; counts stay exact). Two clock reads cost
 /// about 25 ns here (`rdtsc` in a VM), 10% of a 0-byte message between two ranks; at one in
@@ -492,8 +492,9 @@ pub const TIME_ONE_IN: u32 = 64;
 pub const TIME_FIRST: u64 = 16;
 /// Timed calls in progress at once (calls made from callbacks inside calls nest).
 const TIMING_DEPTH: usize = 64;
-/// The average duration from which every call is timed (two clock reads are then < 0.5%).
-const LONG_CALL_NS: f64 = 5_000.0;
+/// The average duration in nanoseconds from which every call of a function is timed (two
+/// clock reads are then < 0.5%).
+pub const LONG_CALL_NS: f64 = 5_000.0;
 
 struct Node {
     parent: u32,
