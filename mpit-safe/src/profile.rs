@@ -250,8 +250,8 @@ pub struct NodeReport {
     pub time_ns: u64,
     /// Calls whose time was measured: all for regions and for functions averaging 5 µs or
     /// more; for shorter calls the first [`TIME_FIRST`] and then one in [`TIME_ONE_IN`] at
-    /// random (two clock reads would otherwise cost a 0-byte message 10%), in both modes (the C wrapper that is call mode's floor reads the
-    /// same pvars but no clock).
+    /// random (two clock reads would otherwise cost a 0-byte message 10%), in both modes (the
+    /// C wrapper that is call mode's floor reads the same pvars but no clock).
     pub timed_calls: u64,
     /// Per [`Report::columns`] entry: what the variable did while this node was innermost.
     pub metrics: Vec<Metric>,

@@ -1123,7 +1123,7 @@ impl<L: Level> Mpit<L> {
 
     /// One `MPI_T_category_get_info` call in the common case (see [`Scratch::described`]),
     /// and one per non-empty member list (with the event API, one more for the number of event
-    /// types), into the scratch's lists.
+    /// types), into the scratch's member buffer, handed to `k` as [`Members`] views.
     #[inline(always)]
     fn with_category<R>(
         &self,

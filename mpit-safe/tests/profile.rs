@@ -307,8 +307,8 @@ fn object_hooks_allocate_and_free() {
 /// measured around a call includes the clock reads here).
 ///
 /// A run in which the test thread lost its core during a call (one call over 20 µs: other
-/// tests or processes on the same cores) says nothing about the estimate (the 15 in 16 untimed
-/// calls cannot see it) and is repeated, up to 20 times.
+/// tests or processes on the same cores) says nothing about the estimate (the untimed calls
+/// cannot see it) and is repeated, up to 20 times.
 #[test]
 fn short_calls_are_timed_by_sample() {
     use std::time::{Duration, Instant};
@@ -346,8 +346,8 @@ fn short_calls_are_timed_by_sample() {
         }
         let (_, send) = node(&r, &["test", "MPI_Send"]);
         assert_eq!(send.calls, 400);
-        // TIME_FIRST always, then one in TIME_ONE_IN on average of the others (16 and 6 of
-        // 384 at 16 and 64).
+        // TIME_FIRST always, then one in TIME_ONE_IN on average of the other calls: `rest`
+        // expected (6 of 384 at one in 64).
         let rest = (400 - TIME_FIRST) as f64 / f64::from(TIME_ONE_IN);
         assert!(
             send.timed_calls >= TIME_FIRST

@@ -14,8 +14,9 @@
 //! 0.95-0.97 since the callback fills its slot in place (values are plain data, written where
 //! they will be read: MPI copies the event straight into the claimed slot). A producer asks for
 //! the line of the slot 16 positions ahead in a writable state (`prefetchw`): without it, in
-//! about one process in four on this VM every round of the stream ran at half speed (each
-//! store waiting for a line the consumer's core had read), in none of 28 with it.
+//! about one process in four on this VM every round of the stream ran at half speed (about
+//! 70 ns more per event, as if each store waited for a line the consumer's core had read); in
+//! none of 24 with it (events bench and `scripts/bench`, mpich-ev, MPICH 5, MPICH 4, Intel).
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
