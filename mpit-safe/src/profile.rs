@@ -703,6 +703,8 @@ enum Decode {
     Unsigned,
     Signed,
     Float,
+    /// Unsigned of 64 bits: the 8 bytes as they are, no shift.
+    Word,
 }
 
 impl Decode {
@@ -712,7 +714,7 @@ impl Decode {
         match lane {
             Lane::U8 => (Decode::Unsigned, 56),
             Lane::U32 => (Decode::Unsigned, 32),
-            Lane::U64 => (Decode::Unsigned, 0),
+            Lane::U64 => (Decode::Word, 0),
             Lane::I16 => (Decode::Signed, 48),
             Lane::I32 => (Decode::Signed, 32),
             Lane::I64 => (Decode::Signed, 0),
@@ -728,7 +730,7 @@ impl Decode {
         let top = to_top(buf, shift);
         let shift = u32::from(shift);
         match self {
-            Decode::Unsigned => (top >> shift) as f64,
+            Decode::Unsigned | Decode::Word => (top >> shift) as f64,
             Decode::Signed => ((top as i64) >> shift) as f64,
             Decode::Float => f64::from_bits(u64::from_ne_bytes(buf)),
         }
@@ -743,7 +745,8 @@ struct Probe<'s, L: Level> {
     /// measured from it. NaN before a watermark's first value.
     last: f64,
     /// The previous value of a one-element unsigned counter, timer or aggregate, whose
-    /// deltas are taken in integers (`last` unused).
+    /// deltas are taken in integers (`last` unused); of another one-element one, the bits of
+    /// its previous read (a read of the same bits is skipped: it would add nothing).
     prev: u64,
     /// Index of the variable's column.
     column: u32,
@@ -790,6 +793,24 @@ impl Wide for u128 {
     fn wide(self) -> f64 {
         // Sums of at most 2³² elements of 64 bits: below 2⁹⁶.
         (self as i128).wide()
+    }
+}
+
+impl Wide for i64 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Wide for u64 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        // Sums of the narrow lanes of `lane_sum`: far below 2⁶³.
+        match i64::try_from(self) {
+            Ok(x) => x as f64,
+            Err(_) => self as f64,
+        }
     }
 }
 
@@ -1202,10 +1223,18 @@ impl<'s, L: Level> Profiler<'s, L> {
             Err(_) => (none, 1),
         };
         let (decode, shift) = Decode::of(lane);
-        // The exact baseline of a one-element unsigned counter, for its integer deltas.
+        // The exact baseline of a one-element unsigned counter, for its integer deltas; of
+        // another one-element counter, the bits of `last` (a read of them adds nothing).
         let mut word = [0u8; 8];
-        let prev = match count == 1 && decode == Decode::Unsigned && kind == Kind::Delta {
-            true if ffi::pvar_read(&handle, &mut word).is_ok() => unsigned(word, shift),
+        let prev = match (count == 1 && kind == Kind::Delta, decode) {
+            (true, Decode::Unsigned | Decode::Word)
+                if ffi::pvar_read(&handle, &mut word).is_ok() =>
+            {
+                unsigned(word, shift)
+            }
+            (true, Decode::Signed | Decode::Float) => last.to_bits(),
+            // Several elements: the bits of the sum (a read of the same sum is skipped).
+            _ if kind == Kind::Delta && count != 1 => last.to_bits(),
             _ => 0,
         };
         st.probes.push(Probe {
@@ -1980,13 +2009,16 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         let run = &mut one[start..end];
         start = end;
         match (decode, kind) {
+            (Decode::Word, Kind::Delta) => sample_run::<WORD, DELTA, L>(run, acc),
             (Decode::Unsigned, Kind::Delta) => sample_run::<UNSIGNED, DELTA, L>(run, acc),
             (Decode::Signed, Kind::Delta) => sample_run::<SIGNED, DELTA, L>(run, acc),
             (Decode::Float, Kind::Delta) => sample_run::<FLOAT, DELTA, L>(run, acc),
-            (Decode::Unsigned, Kind::Raw) => sample_run::<UNSIGNED, RAW, L>(run, acc),
+            (Decode::Unsigned | Decode::Word, Kind::Raw) => {
+                sample_run::<UNSIGNED, RAW, L>(run, acc)
+            }
             (Decode::Signed, Kind::Raw) => sample_run::<SIGNED, RAW, L>(run, acc),
             (Decode::Float, Kind::Raw) => sample_run::<FLOAT, RAW, L>(run, acc),
-            (Decode::Unsigned, _) => sample_run::<UNSIGNED, OTHER, L>(run, acc),
+            (Decode::Unsigned | Decode::Word, _) => sample_run::<UNSIGNED, OTHER, L>(run, acc),
             (Decode::Signed, _) => sample_run::<SIGNED, OTHER, L>(run, acc),
             (Decode::Float, _) => sample_run::<FLOAT, OTHER, L>(run, acc),
         }
@@ -2000,6 +2032,7 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
 const UNSIGNED: u8 = Decode::Unsigned as u8;
 const SIGNED: u8 = Decode::Signed as u8;
 const FLOAT: u8 = Decode::Float as u8;
+const WORD: u8 = Decode::Word as u8;
 const DELTA: u8 = 0;
 const RAW: u8 = 1;
 const OTHER: u8 = 2;
@@ -2015,19 +2048,18 @@ fn sample_run<const D: u8, const K: u8, L: Level>(run: &mut [Probe<'_, L>], acc:
             continue;
         }
         let at = p.at as usize;
-        if D == UNSIGNED && K == DELTA {
-            if let Some(sum) = acc.get_mut(at) {
-                add_unsigned_delta(&mut p.prev, sum, unsigned(buf, p.shift));
-            }
+        if (D == UNSIGNED || D == WORD) && K == DELTA {
+            // A run of 64-bit variables has no shift to undo.
+            let v = match D {
+                WORD => u64::from_ne_bytes(buf),
+                _ => unsigned(buf, p.shift),
+            };
+            add_unsigned_delta_if_moved(&mut p.prev, v, || acc.get_mut(at));
             continue;
         }
         let v = decode_as::<D>(buf, p.shift);
         match K {
-            DELTA => {
-                if let Some(sum) = acc.get_mut(at) {
-                    add_delta(&mut p.last, sum, v);
-                }
-            }
+            DELTA => add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(at)),
             RAW => {
                 // One comparison: `at + 2` cannot overflow (`at` is a u32).
                 if let Some([seen, last]) = acc.get_mut(at..at + 2) {
@@ -2047,7 +2079,7 @@ fn sample_run<const D: u8, const K: u8, L: Level>(run: &mut [Probe<'_, L>], acc:
 #[inline(always)]
 fn decode_as<const D: u8>(buf: [u8; 8], shift: u8) -> f64 {
     match D {
-        UNSIGNED => Decode::Unsigned.value(buf, shift),
+        UNSIGNED | WORD => Decode::Unsigned.value(buf, shift),
         SIGNED => Decode::Signed.value(buf, shift),
         _ => Decode::Float.value(buf, shift),
     }
@@ -2085,6 +2117,42 @@ fn add_unsigned_delta(prev: &mut u64, sum: &mut f64, v: u64) {
     };
 }
 
+/// [`add_unsigned_delta`] of a read that moved: a read equal to the previous one adds 0 and
+/// leaves `prev` as it is, so all it costs is the compare (most variables do not move during
+/// one MPI call). `sum` gives the accumulator, looked up only then.
+#[inline(always)]
+fn add_unsigned_delta_if_moved<'a>(
+    prev: &mut u64,
+    v: u64,
+    sum: impl FnOnce() -> Option<&'a mut f64>,
+) {
+    if v != *prev {
+        if let Some(sum) = sum() {
+            add_unsigned_delta(prev, sum, v);
+        }
+    }
+}
+
+/// [`add_delta`] of a read whose bits differ from the previous read's, `prev_bits`: after
+/// `add_delta` took a value, the same value again adds 0 (one it tracked: `last` is it) or is
+/// ignored again (one it cannot track), so a read of the same bits is skipped. The first
+/// `prev_bits` are those of `last`'s baseline, which the same rule covers.
+#[inline(always)]
+fn add_delta_if_moved<'a>(
+    prev_bits: &mut u64,
+    last: &mut f64,
+    v: f64,
+    sum: impl FnOnce() -> Option<&'a mut f64>,
+) {
+    let bits = v.to_bits();
+    if bits != *prev_bits {
+        *prev_bits = bits;
+        if let Some(sum) = sum() {
+            add_delta(last, sum, v);
+        }
+    }
+}
+
 /// A delta of 2⁶³ or more as an `f64` (never seen; out of line so that the common case keeps
 /// its one-instruction conversion).
 #[cold]
@@ -2101,15 +2169,13 @@ fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mu
     for p in ps {
         let n = p.count as usize;
         let sum = if n * p.lane.size() <= SMALL_BYTES {
-            small_sum(&p.handle, p.lane, n)
+            small_sum(&p.handle, p.lane)
         } else {
             read_sum(&p.handle, p.lane, n, scratch, None)
         };
         match sum {
             Ok(v) if p.kind == Kind::Delta => {
-                if let Some(sum) = acc.get_mut(p.at as usize) {
-                    add_delta(&mut p.last, sum, v);
-                }
+                add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(p.at as usize))
             }
             Ok(v) if p.kind == Kind::Raw => {
                 let at = p.at as usize;
@@ -2128,31 +2194,42 @@ fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mu
 }
 
 /// Bytes of the elements of a probe that [`sample_multi`] reads on the stack.
-const SMALL_BYTES: usize = 32;
+const SMALL_BYTES: usize = 64;
 
-/// The sum of the `n` elements of lane `lane` (at most [`SMALL_BYTES`] bytes) of a handle,
-/// read into the stack: what [`read_sum`] gives, without the scratch buffers or a call.
+/// The sum of the elements of lane `lane` (at most [`SMALL_BYTES`] bytes) of a handle, read
+/// into the stack: what [`read_sum`] gives, without the scratch buffers or a call.
 #[inline(always)]
-fn small_sum<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane, n: usize) -> Result<f64> {
+fn small_sum<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) -> Result<f64> {
     let mut buf = [0u8; SMALL_BYTES];
     ffi::pvar_read(h, &mut buf)?;
-    Ok(lane_sum(&buf, lane, n))
+    Ok(lane_sum(&buf, lane))
 }
 
-/// The sum of the first `n` elements of lane `lane` in `buf` (native order), as an `f64`:
-/// integers summed as integers, converted once, as [`read_sum`] does.
+/// The sum of the elements of lane `lane` in `buf` (native order), as an `f64`: integers
+/// summed as integers, converted once, as [`read_sum`] does. The whole buffer is summed, a
+/// fixed count (no branch per element, vector code for the narrow lanes): it was zeroed
+/// before the read, so past the elements MPI wrote it adds 0.
 #[inline(always)]
-fn lane_sum(buf: &[u8], lane: Lane, n: usize) -> f64 {
+fn lane_sum(buf: &[u8; SMALL_BYTES], lane: Lane) -> f64 {
     macro_rules! sum {
+        // `$acc` holds the sum of SMALL_BYTES / size_of::<$t>() of them whatever they are.
         ($t:ty, $acc:ty) => {{
             let mut sum = <$acc>::default();
-            for c in buf.chunks_exact(std::mem::size_of::<$t>()).take(n) {
+            for c in buf.chunks_exact(std::mem::size_of::<$t>()) {
                 sum += <$acc>::from(c.try_into().map(<$t>::from_ne_bytes).unwrap_or_default());
             }
             Wide::wide(sum)
         }};
     }
-    per_lane!(lane, sum)
+    match lane {
+        Lane::I32 => sum!(i32, i64),
+        Lane::U32 => sum!(u32, u64),
+        Lane::I64 => sum!(i64, i128),
+        Lane::U64 => sum!(u64, u128),
+        Lane::F64 => sum!(f64, f64),
+        Lane::U8 => sum!(u8, u64),
+        Lane::I16 => sum!(i16, i64),
+    }
 }
 
 #[cold]
@@ -2297,8 +2374,8 @@ mod tests {
 
     proptest! {
         /// A small probe's elements read on the stack sum exactly: as integers for the integer
-        /// lanes (converted to `f64` once, as `read_sum` does), in order for `double`, only the
-        /// first `n` elements of the buffer counted.
+        /// lanes (converted to `f64` once, as `read_sum` does), in order for `double`; the
+        /// zeroed bytes after the `n` elements MPI wrote add nothing.
         #[test]
         fn small_sums_are_exact(values in proptest::collection::vec(any::<i64>(), 0..=32)) {
             for lane in [
@@ -2306,7 +2383,7 @@ mod tests {
             ] {
                 let size = lane.size();
                 let n = values.len().min(SMALL_BYTES / size);
-                let mut buf = [0xA5u8; SMALL_BYTES];
+                let mut buf = [0u8; SMALL_BYTES];
                 let mut exact = 0i128;
                 let mut float = 0.0f64;
                 for (i, &v) in values.iter().take(n).enumerate() {
@@ -2322,7 +2399,7 @@ mod tests {
                     }
                 }
                 let want = if lane == Lane::F64 { float } else { exact as f64 };
-                prop_assert_eq!(lane_sum(&buf, lane, n), want, "{:?} of {} elements", lane, n);
+                prop_assert_eq!(lane_sum(&buf, lane), want, "{:?} of {} elements", lane, n);
             }
         }
     }
@@ -2360,16 +2437,22 @@ mod tests {
         }
 
         /// MPI-4.1 §16.3.7: a counter, timer or aggregate only grows until it is reset (to 0);
-        /// the sampling loop's sum of deltas is `DeltaTracker`'s total, for any baseline.
+        /// the sampling loop's sum of deltas is `DeltaTracker`'s total, for any baseline, also
+        /// when it skips a read of the same bits as the previous one.
         #[test]
         fn deltas_follow_delta_tracker(base in 0u32..1000, vs in reads()) {
             let mut t = DeltaTracker::starting_at(f64::from(base));
             let (mut last, mut a) = (f64::from(base), Kind::Delta.zero().to_vec());
-            for &v in &vs {
+            // The sampling loop's way: a read of the previous read's bits skipped (each read
+            // comes twice: the second is always skipped, and must lose nothing).
+            let (mut bits, mut skip_last, mut skip_sum) = (f64::from(base).to_bits(), f64::from(base), 0.0);
+            for v in vs.iter().flat_map(|&v| [v, v]) {
                 t.observe(v);
                 observe(&mut last, Kind::Delta, &mut a, v);
+                add_delta_if_moved(&mut bits, &mut skip_last, v, || Some(&mut skip_sum));
             }
             prop_assert_eq!(Kind::Delta.metric(&a), Metric::Delta { sum: t.total() });
+            prop_assert_eq!(skip_sum.to_bits(), t.total().to_bits());
         }
 
         /// The same rule for the one-element unsigned counters, whose deltas the sampling loop
@@ -2385,12 +2468,16 @@ mod tests {
         ) {
             let mut t = DeltaTracker::starting_at(base);
             let (mut prev, mut sum) = (base, 0.0);
-            for &v in &vs {
+            let (mut skip_prev, mut skip_sum) = (base, 0.0);
+            for v in vs.iter().flat_map(|&v| [v, v]) {
                 t.observe(v);
                 let (_, shift) = Decode::of(Lane::U64);
                 add_unsigned_delta(&mut prev, &mut sum, unsigned(written(v.to_ne_bytes()), shift));
+                // The sampling loop's way: a read equal to the previous one skipped.
+                add_unsigned_delta_if_moved(&mut skip_prev, v, || Some(&mut skip_sum));
             }
             prop_assert_eq!(sum, t.total() as f64);
+            prop_assert_eq!(skip_sum, t.total() as f64);
             let (_, shift) = Decode::of(Lane::U32);
             prop_assert_eq!(unsigned(written((base as u32).to_ne_bytes()), shift), u64::from(base as u32));
             let (_, shift) = Decode::of(Lane::U8);
