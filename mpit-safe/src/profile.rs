@@ -791,8 +791,12 @@ impl Wide for i128 {
 impl Wide for u128 {
     #[inline(always)]
     fn wide(self) -> f64 {
-        // Sums of at most 2³² elements of 64 bits: below 2⁹⁶.
-        (self as i128).wide()
+        // Sums of at most 2³² elements of 64 bits: below 2⁹⁶. One that fits 64 bits converts
+        // inline (an element of 2⁶³ or more: a counter some implementations start at -1).
+        match u64::try_from(self) {
+            Ok(x) => x as f64,
+            Err(_) => (self as i128).wide(),
+        }
     }
 }
 
@@ -2041,8 +2045,10 @@ const OTHER: u8 = 2;
 /// own kind, out of line).
 #[inline(always)]
 fn sample_run<const D: u8, const K: u8, L: Level>(run: &mut [Probe<'_, L>], acc: &mut [f64]) {
+    // One buffer for the run: a read of a narrower variable leaves bytes of the previous
+    // read after its value, which the decoding's shift clears (the 64-bit ones fill all 8).
+    let mut buf = [0u8; 8];
     for p in run {
-        let mut buf = [0u8; 8];
         if ffi::pvar_read(&p.handle, &mut buf).is_err() {
             read_failed(p);
             continue;
@@ -2171,24 +2177,28 @@ fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mu
         let sum = if n * p.lane.size() <= SMALL_BYTES {
             small_sum(&p.handle, p.lane)
         } else {
-            read_sum(&p.handle, p.lane, n, scratch, None)
+            read_sum(&p.handle, p.lane, n, scratch, None).ok()
         };
-        match sum {
-            Ok(v) if p.kind == Kind::Delta => {
+        // The error itself is not kept: only that the read failed.
+        let Some(v) = sum else {
+            read_failed(p);
+            continue;
+        };
+        match p.kind {
+            Kind::Delta => {
                 add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(p.at as usize))
             }
-            Ok(v) if p.kind == Kind::Raw => {
+            Kind::Raw => {
                 let at = p.at as usize;
                 if let Some([seen, last]) = acc.get_mut(at..at + 2) {
                     (*seen, *last) = (1.0, v);
                 }
             }
-            Ok(v) => {
+            _ => {
                 if let Some(a) = acc.get_mut(p.at as usize..) {
                     observe_out_of_line(&mut p.last, p.kind, a, v);
                 }
             }
-            Err(_) => read_failed(p),
         }
     }
 }
@@ -2199,10 +2209,10 @@ const SMALL_BYTES: usize = 64;
 /// The sum of the elements of lane `lane` (at most [`SMALL_BYTES`] bytes) of a handle, read
 /// into the stack: what [`read_sum`] gives, without the scratch buffers or a call.
 #[inline(always)]
-fn small_sum<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) -> Result<f64> {
+fn small_sum<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) -> Option<f64> {
     let mut buf = [0u8; SMALL_BYTES];
-    ffi::pvar_read(h, &mut buf)?;
-    Ok(lane_sum(&buf, lane))
+    ffi::pvar_read(h, &mut buf).ok()?;
+    Some(lane_sum(&buf, lane))
 }
 
 /// The sum of the elements of lane `lane` in `buf` (native order), as an `f64`: integers
