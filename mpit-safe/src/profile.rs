@@ -2174,8 +2174,11 @@ fn huge(d: u64) -> f64 {
 fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mut Scratch) {
     for p in ps {
         let n = p.count as usize;
-        let sum = if n * p.lane.size() <= SMALL_BYTES {
-            small_sum(&p.handle, p.lane)
+        let bytes = n * p.lane.size();
+        let sum = if bytes <= SMALL_FEW {
+            small_sum::<SMALL_FEW, L>(&p.handle, p.lane)
+        } else if bytes <= SMALL_BYTES {
+            small_sum::<SMALL_BYTES, L>(&p.handle, p.lane)
         } else {
             read_sum(&p.handle, p.lane, n, scratch, None).ok()
         };
@@ -2205,12 +2208,15 @@ fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mu
 
 /// Bytes of the elements of a probe that [`sample_multi`] reads on the stack.
 const SMALL_BYTES: usize = 64;
+/// The smaller of the two stack buffers of [`sample_multi`] (a per-rank array of two ranks:
+/// the whole buffer is summed, so its size is the work).
+const SMALL_FEW: usize = 16;
 
 /// The sum of the elements of lane `lane` (at most [`SMALL_BYTES`] bytes) of a handle, read
 /// into the stack: what [`read_sum`] gives, without the scratch buffers or a call.
 #[inline(always)]
-fn small_sum<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) -> Option<f64> {
-    let mut buf = [0u8; SMALL_BYTES];
+fn small_sum<const B: usize, L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) -> Option<f64> {
+    let mut buf = [0u8; B];
     ffi::pvar_read(h, &mut buf).ok()?;
     Some(lane_sum(&buf, lane))
 }
@@ -2220,9 +2226,10 @@ fn small_sum<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) -> Option<f64> {
 /// fixed count (no branch per element, vector code for the narrow lanes): it was zeroed
 /// before the read, so past the elements MPI wrote it adds 0.
 #[inline(always)]
-fn lane_sum(buf: &[u8; SMALL_BYTES], lane: Lane) -> f64 {
+fn lane_sum<const B: usize>(buf: &[u8; B], lane: Lane) -> f64 {
     macro_rules! sum {
-        // `$acc` holds the sum of SMALL_BYTES / size_of::<$t>() of them whatever they are.
+        // `$acc` holds the sum of SMALL_BYTES / size_of::<$t>() of them (B is at most that)
+        // whatever they are.
         ($t:ty, $acc:ty) => {{
             let mut sum = <$acc>::default();
             for c in buf.chunks_exact(std::mem::size_of::<$t>()) {
@@ -2391,27 +2398,69 @@ mod tests {
             for lane in [
                 Lane::I32, Lane::U32, Lane::I64, Lane::U64, Lane::F64, Lane::U8, Lane::I16,
             ] {
-                let size = lane.size();
-                let n = values.len().min(SMALL_BYTES / size);
-                let mut buf = [0u8; SMALL_BYTES];
-                let mut exact = 0i128;
-                let mut float = 0.0f64;
-                for (i, &v) in values.iter().take(n).enumerate() {
-                    let at = &mut buf[i * size..(i + 1) * size];
-                    match lane {
-                        Lane::I32 => { at.copy_from_slice(&(v as i32).to_ne_bytes()); exact += i128::from(v as i32) }
-                        Lane::U32 => { at.copy_from_slice(&(v as u32).to_ne_bytes()); exact += i128::from(v as u32) }
-                        Lane::I64 => { at.copy_from_slice(&v.to_ne_bytes()); exact += i128::from(v) }
-                        Lane::U64 => { at.copy_from_slice(&(v as u64).to_ne_bytes()); exact += i128::from(v as u64) }
-                        Lane::F64 => { at.copy_from_slice(&(v as f64).to_ne_bytes()); float += v as f64 }
-                        Lane::U8 => { at.copy_from_slice(&(v as u8).to_ne_bytes()); exact += i128::from(v as u8) }
-                        Lane::I16 => { at.copy_from_slice(&(v as i16).to_ne_bytes()); exact += i128::from(v as i16) }
-                    }
-                }
-                let want = if lane == Lane::F64 { float } else { exact as f64 };
-                prop_assert_eq!(lane_sum(&buf, lane), want, "{:?} of {} elements", lane, n);
+                small_sum_is_exact::<SMALL_FEW>(&values, lane)?;
+                small_sum_is_exact::<SMALL_BYTES>(&values, lane)?;
             }
         }
+    }
+
+    /// [`small_sums_are_exact`] with a buffer of `B` bytes.
+    fn small_sum_is_exact<const B: usize>(
+        values: &[i64],
+        lane: Lane,
+    ) -> std::result::Result<(), TestCaseError> {
+        let size = lane.size();
+        let n = values.len().min(B / size);
+        let mut buf = [0u8; B];
+        let mut exact = 0i128;
+        let mut float = 0.0f64;
+        for (i, &v) in values.iter().take(n).enumerate() {
+            let at = &mut buf[i * size..(i + 1) * size];
+            match lane {
+                Lane::I32 => {
+                    at.copy_from_slice(&(v as i32).to_ne_bytes());
+                    exact += i128::from(v as i32)
+                }
+                Lane::U32 => {
+                    at.copy_from_slice(&(v as u32).to_ne_bytes());
+                    exact += i128::from(v as u32)
+                }
+                Lane::I64 => {
+                    at.copy_from_slice(&v.to_ne_bytes());
+                    exact += i128::from(v)
+                }
+                Lane::U64 => {
+                    at.copy_from_slice(&(v as u64).to_ne_bytes());
+                    exact += i128::from(v as u64)
+                }
+                Lane::F64 => {
+                    at.copy_from_slice(&(v as f64).to_ne_bytes());
+                    float += v as f64
+                }
+                Lane::U8 => {
+                    at.copy_from_slice(&(v as u8).to_ne_bytes());
+                    exact += i128::from(v as u8)
+                }
+                Lane::I16 => {
+                    at.copy_from_slice(&(v as i16).to_ne_bytes());
+                    exact += i128::from(v as i16)
+                }
+            }
+        }
+        let want = if lane == Lane::F64 {
+            float
+        } else {
+            exact as f64
+        };
+        prop_assert_eq!(
+            lane_sum(&buf, lane),
+            want,
+            "{:?} of {} elements in {} bytes",
+            lane,
+            n,
+            B
+        );
+        Ok(())
     }
 
     /// The 8 bytes the sampling loop reads for a variable whose value is `x`: MPI writes the
