@@ -2416,34 +2416,23 @@ mod tests {
         let mut float = 0.0f64;
         for (i, &v) in values.iter().take(n).enumerate() {
             let at = &mut buf[i * size..(i + 1) * size];
+            // The element as the lane's type, written and added exactly.
+            macro_rules! put {
+                ($t:ty) => {{
+                    at.copy_from_slice(&(v as $t).to_ne_bytes());
+                    exact += i128::from(v as $t)
+                }};
+            }
             match lane {
-                Lane::I32 => {
-                    at.copy_from_slice(&(v as i32).to_ne_bytes());
-                    exact += i128::from(v as i32)
-                }
-                Lane::U32 => {
-                    at.copy_from_slice(&(v as u32).to_ne_bytes());
-                    exact += i128::from(v as u32)
-                }
-                Lane::I64 => {
-                    at.copy_from_slice(&v.to_ne_bytes());
-                    exact += i128::from(v)
-                }
-                Lane::U64 => {
-                    at.copy_from_slice(&(v as u64).to_ne_bytes());
-                    exact += i128::from(v as u64)
-                }
+                Lane::I32 => put!(i32),
+                Lane::U32 => put!(u32),
+                Lane::I64 => put!(i64),
+                Lane::U64 => put!(u64),
+                Lane::U8 => put!(u8),
+                Lane::I16 => put!(i16),
                 Lane::F64 => {
                     at.copy_from_slice(&(v as f64).to_ne_bytes());
                     float += v as f64
-                }
-                Lane::U8 => {
-                    at.copy_from_slice(&(v as u8).to_ne_bytes());
-                    exact += i128::from(v as u8)
-                }
-                Lane::I16 => {
-                    at.copy_from_slice(&(v as i16).to_ne_bytes());
-                    exact += i128::from(v as i16)
                 }
             }
         }
