@@ -213,11 +213,11 @@ fn enter_slow(p: &Engine, function: usize) -> CallStart {
 /// The exit of the call `start` began (when it needs one).
 #[inline(never)]
 fn exit(start: CallStart) {
-    // No let chain: the MSRV (1.85) predates them.
-    let Some(p) = OWNED.mine().and_then(|(_, prof)| prof.get()) else {
-        return;
-    };
-    if !p.try_call_exit(start) && catch_unwind(AssertUnwindSafe(|| p.call_exit(start))).is_err() {
+    if let Some((_, prof)) = OWNED.mine()
+        && let Some(p) = prof.get()
+        && !p.try_call_exit(start)
+        && catch_unwind(AssertUnwindSafe(|| p.call_exit(start))).is_err()
+    {
         disable("an internal error (panic)");
     }
 }

@@ -358,10 +358,9 @@ fn reduce_metric(kind: MetricKind, values: &[(usize, MetricData)], ranks: &[usiz
     let zero_filled = |f: &dyn Fn(&MetricData) -> Option<f64>| {
         let mut by_rank: HashMap<usize, f64> = HashMap::new();
         for (r, m) in values {
-            if m.kind() != kind {
-                continue;
-            }
-            if let Some(v) = f(m) {
+            if m.kind() == kind
+                && let Some(v) = f(m)
+            {
                 *by_rank.entry(*r).or_default() += v;
             }
         }
