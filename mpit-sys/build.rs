@@ -101,11 +101,11 @@ fn launcher_beside(mpicc: Option<&str>, lib_paths: &[PathBuf]) -> Option<PathBuf
         if let Some(cc) = resolved {
             let file = cc.file_name().and_then(|f| f.to_str()).unwrap_or("mpicc");
             let mut names = Vec::new();
-            if let Some(suffix) = file.strip_prefix("mpicc") {
-                if !suffix.is_empty() {
-                    names.push(format!("mpiexec{suffix}"));
-                    names.push(format!("mpirun{suffix}"));
-                }
+            if let Some(suffix) = file.strip_prefix("mpicc")
+                && !suffix.is_empty()
+            {
+                names.push(format!("mpiexec{suffix}"));
+                names.push(format!("mpirun{suffix}"));
             }
             names.extend(plain());
             dirs_names.push((cc.parent().unwrap_or(Path::new(".")).to_path_buf(), names));

@@ -131,11 +131,11 @@ fn run(mut cmd: Command, what: &str) -> Output {
         }
         let stderr = String::from_utf8_lossy(&out.stderr);
         attempts += 1;
-        if let Some(said) = LAUNCH_FAILURES.iter().find(|f| stderr.contains(*f)) {
-            if attempts <= 2 {
-                eprintln!("\nprof bench: {what}: the launcher failed (\"{said}\"); launched again");
-                continue;
-            }
+        if let Some(said) = LAUNCH_FAILURES.iter().find(|f| stderr.contains(*f))
+            && attempts <= 2
+        {
+            eprintln!("\nprof bench: {what}: the launcher failed (\"{said}\"); launched again");
+            continue;
         }
         fail(format!(
             "{what}: {cmd:?} failed ({})\nstdout:\n{}\nstderr:\n{stderr}",

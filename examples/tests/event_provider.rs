@@ -177,10 +177,8 @@ mod with_events {
                 && sys::MPI_T_event_read(instance, 2, (&raw mut bytes).cast()) == sys::MPI_SUCCESS
                 && sys::MPI_T_event_get_source(instance, &mut source) == sys::MPI_SUCCESS
         };
-        if ok {
-            if let Ok(mut v) = SEEN.lock() {
-                v.push((which, peer, tag, bytes, source));
-            }
+        if ok && let Ok(mut v) = SEEN.lock() {
+            v.push((which, peer, tag, bytes, source));
         }
     }
 

@@ -75,10 +75,11 @@ fn request_daemon(acq: &Acquisition, marker: &Path) {
 fn marker_lines(marker: &Path) -> Vec<String> {
     let t0 = Instant::now();
     loop {
-        if let Ok(text) = std::fs::read_to_string(marker) {
-            if text.ends_with('\n') && text.lines().count() == 1 + DAEMON_ARGS.len() {
-                return text.lines().map(str::to_owned).collect();
-            }
+        if let Ok(text) = std::fs::read_to_string(marker)
+            && text.ends_with('\n')
+            && text.lines().count() == 1 + DAEMON_ARGS.len()
+        {
+            return text.lines().map(str::to_owned).collect();
         }
         assert!(t0.elapsed() < Duration::from_secs(10), "no {marker:?}");
         std::thread::sleep(Duration::from_millis(10));

@@ -132,10 +132,10 @@ impl MemoryImage {
             _ => return Err(MapError::InvalidRegion { addr, len }),
         };
         let before = self.regions.range(..end).next_back();
-        if let Some((&start, region)) = before {
-            if start + region.len() as u64 > addr {
-                return Err(MapError::Overlap { addr, len });
-            }
+        if let Some((&start, region)) = before
+            && start + region.len() as u64 > addr
+        {
+            return Err(MapError::Overlap { addr, len });
         }
         self.regions.insert(addr, bytes);
         Ok(self)

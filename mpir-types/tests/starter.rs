@@ -69,10 +69,11 @@ fn daemon_argv(marker: &Path) -> Vec<String> {
 fn marker_lines(marker: &Path) -> Vec<String> {
     let t0 = Instant::now();
     loop {
-        if let Ok(text) = std::fs::read_to_string(marker) {
-            if text.ends_with('\n') && text.lines().count() == 1 + DAEMON_ARGS.len() {
-                return text.lines().map(str::to_owned).collect();
-            }
+        if let Ok(text) = std::fs::read_to_string(marker)
+            && text.ends_with('\n')
+            && text.lines().count() == 1 + DAEMON_ARGS.len()
+        {
+            return text.lines().map(str::to_owned).collect();
         }
         assert!(
             t0.elapsed() < Duration::from_secs(10),

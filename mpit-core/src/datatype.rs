@@ -587,7 +587,7 @@ impl Value {
     /// `dt.size()`.
     pub fn decode_all(dt: Datatype, bytes: &[u8]) -> Result<Vec<Value>> {
         let size = dt.size();
-        if bytes.len() % size != 0 {
+        if !bytes.len().is_multiple_of(size) {
             return Err(Error::size_mismatch(
                 bytes.len().next_multiple_of(size),
                 bytes.len(),

@@ -560,12 +560,12 @@ impl EventTypeInfo {
         if self.name.is_empty() {
             out.push(Violation::EmptyName);
         }
-        if let Some(first) = self.elements.first() {
-            if first.displacement != 0 {
-                out.push(Violation::FirstDisplacementNotZero {
-                    displacement: first.displacement,
-                });
-            }
+        if let Some(first) = self.elements.first()
+            && first.displacement != 0
+        {
+            out.push(Violation::FirstDisplacementNotZero {
+                displacement: first.displacement,
+            });
         }
         for (i, pair) in self.elements.windows(2).enumerate() {
             let end = pair[0]

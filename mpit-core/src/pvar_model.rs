@@ -376,13 +376,13 @@ fn reset(x: &mut Handle) {
 
 /// Checks one value read against the handle's state and records it.
 fn observe(x: &mut Handle, v: f64) -> Result<(), Violation> {
-    if let Some(p) = x.pinned {
-        if v != p {
-            return Err(Violation::Value {
-                got: v,
-                rule: "a stopped variable does not change (and starts at its starting value)",
-            });
-        }
+    if let Some(p) = x.pinned
+        && v != p
+    {
+        return Err(Violation::Value {
+            got: v,
+            rule: "a stopped variable does not change (and starts at its starting value)",
+        });
     }
     match (x.var.class.monotonicity(), x.bound) {
         (Monotonicity::NonDecreasing, Some(b)) if v < b => {

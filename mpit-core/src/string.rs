@@ -333,10 +333,10 @@ impl<'a> MpiStr<'a> {
         let end = reported - 1;
         // Under 16 bytes before the NUL, in a buffer of at least 16 (most names): the first NUL
         // of one 16-byte word, found by one vector compare.
-        if end < 16 {
-            if let Some(&word) = buf.first_chunk::<16>() {
-                return (first_nul_16(word) == end).then(|| MpiStr { bytes: &buf[..end] });
-            }
+        if end < 16
+            && let Some(&word) = buf.first_chunk::<16>()
+        {
+            return (first_nul_16(word) == end).then(|| MpiStr { bytes: &buf[..end] });
         }
         // Up to 32 (most other names): two 16-byte words, overlapping, inline.
         let s = &buf[..end];

@@ -67,18 +67,18 @@ impl ModelString {
     fn call(&mut self, buf: Option<&mut [u8]>) -> Result<usize> {
         let call = self.calls;
         self.calls += 1;
-        if let Behavior::Grows { chunk, times } = &self.behavior {
-            if call < *times {
-                self.source.extend_from_slice(chunk);
-            }
+        if let Behavior::Grows { chunk, times } = &self.behavior
+            && call < *times
+        {
+            self.source.extend_from_slice(chunk);
         }
-        if let Behavior::FailsAt(at) = self.behavior {
-            if call == at {
-                return Err(Error::Mpi {
-                    class: ErrorClass::InvalidIndex,
-                    code: 99,
-                });
-            }
+        if let Behavior::FailsAt(at) = self.behavior
+            && call == at
+        {
+            return Err(Error::Mpi {
+                class: ErrorClass::InvalidIndex,
+                code: 99,
+            });
         }
         let len = self.source.len();
         let query = buf.is_none();

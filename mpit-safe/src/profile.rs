@@ -2132,10 +2132,10 @@ fn add_unsigned_delta_if_moved<'a>(
     v: u64,
     sum: impl FnOnce() -> Option<&'a mut f64>,
 ) {
-    if v != *prev {
-        if let Some(sum) = sum() {
-            add_unsigned_delta(prev, sum, v);
-        }
+    if v != *prev
+        && let Some(sum) = sum()
+    {
+        add_unsigned_delta(prev, sum, v);
     }
 }
 

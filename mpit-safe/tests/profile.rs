@@ -222,18 +222,19 @@ fn every_variable_accounted_for() {
     let (_, barrier) = node(&r, &["test", "work", "MPI_Barrier"]);
     assert_eq!(barrier.calls, 10);
     for (m, c) in barrier.metrics.iter().zip(&r.columns) {
-        if c.handles > 0 && c.metric == DerivedMetric::Sampled {
-            if let Metric::Samples { count, .. } = m {
-                let failed = r
-                    .notes
-                    .iter()
-                    .any(|n| n.starts_with(&c.info.name.to_string()));
-                assert!(
-                    *count == 10 * c.handles as u64 || failed,
-                    "{}: {count}",
-                    c.info.name
-                );
-            }
+        if c.handles > 0
+            && c.metric == DerivedMetric::Sampled
+            && let Metric::Samples { count, .. } = m
+        {
+            let failed = r
+                .notes
+                .iter()
+                .any(|n| n.starts_with(&c.info.name.to_string()));
+            assert!(
+                *count == 10 * c.handles as u64 || failed,
+                "{}: {count}",
+                c.info.name
+            );
         }
     }
 }

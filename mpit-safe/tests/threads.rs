@@ -44,10 +44,10 @@ fn concurrent_queries_and_reads_agree() {
                             }
                         }
                         for v in mpit.pvars().unwrap().entries {
-                            if v.bind == Bind::NoObject {
-                                if let Ok(h) = session.dyn_handle(v.index, &NoObject) {
-                                    h.read_values().unwrap();
-                                }
+                            if v.bind == Bind::NoObject
+                                && let Ok(h) = session.dyn_handle(v.index, &NoObject)
+                            {
+                                h.read_values().unwrap();
                             }
                         }
                     }

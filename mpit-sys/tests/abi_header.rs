@@ -214,10 +214,10 @@ fn parse(text: &str) -> Header {
                 continue;
             };
             for item in s[open + 1..close].split(',') {
-                if let Some((n, v)) = item.split_once('=') {
-                    if let Some(v) = parse_int(v) {
-                        h.constants.insert(n.trim().to_owned(), Value::Int(v));
-                    }
+                if let Some((n, v)) = item.split_once('=')
+                    && let Some(v) = parse_int(v)
+                {
+                    h.constants.insert(n.trim().to_owned(), Value::Int(v));
                 }
             }
             if s.starts_with("typedef") {
@@ -675,11 +675,11 @@ fn the_headers_disagree_only_outside_the_selection() {
     let b = parse(&std::fs::read_to_string(&hs[1]).expect("read"));
     let mut differ = Vec::new();
     for (n, v) in &a.constants {
-        if let Some(w) = b.constants.get(n) {
-            if v != w {
-                assert!(!selected_constant(n), "{n}: {v:?} against {w:?}");
-                differ.push(format!("{n}: {v:?} / {w:?}"));
-            }
+        if let Some(w) = b.constants.get(n)
+            && v != w
+        {
+            assert!(!selected_constant(n), "{n}: {v:?} against {w:?}");
+            differ.push(format!("{n}: {v:?} / {w:?}"));
         }
     }
     println!("constants the headers disagree on (left out): {differ:#?}");

@@ -129,16 +129,16 @@ impl LiveImage {
                     continue;
                 };
                 let mut candidates = vec![(obj.path.to_path_buf(), data)];
-                if let Some(dbg) = debug_file(&candidates[0].1) {
-                    if let Ok(d) = std::fs::read(&dbg) {
-                        candidates.push((dbg, d));
-                    }
+                if let Some(dbg) = debug_file(&candidates[0].1)
+                    && let Ok(d) = std::fs::read(&dbg)
+                {
+                    candidates.push((dbg, d));
                 }
                 for (path, data) in candidates {
-                    if let Ok(types) = DwarfTypes::parse(&data) {
-                        if !types.is_empty() {
-                            debug_info.push((path, types));
-                        }
+                    if let Ok(types) = DwarfTypes::parse(&data)
+                        && !types.is_empty()
+                    {
+                        debug_info.push((path, types));
                     }
                 }
             }
@@ -220,12 +220,12 @@ fn ob1_setup(
         e => Ob1Error::NoTypes(e.to_string()),
     })?;
     let base = TypeDonor::embedded().ok().and_then(|d| d.ompi_version());
-    if let (Some(ob1), Some(base)) = (donor.ompi_version(), base) {
-        if ob1 != base {
-            return Err(Ob1Error::Mismatch(format!(
-                "the ob1 donor is Open MPI {ob1}, the installed headers {base}"
-            )));
-        }
+    if let (Some(ob1), Some(base)) = (donor.ompi_version(), base)
+        && ob1 != base
+    {
+        return Err(Ob1Error::Mismatch(format!(
+            "the ob1 donor is Open MPI {ob1}, the installed headers {base}"
+        )));
     }
     let layout = Ob1Layout::new(donor)?;
     let sym = |name: &'static str| symbols.lookup(name).ok_or(Ob1Error::MissingSymbol(name));

@@ -790,10 +790,10 @@ unsafe extern "C" fn on_event(
         data_rc,
         after_free: reg.freed.load(Ordering::Acquire) > 0,
     };
-    if let Ok(mut g) = d.records.lock() {
-        if g.len() < MAX_RECORDS {
-            g.push(r);
-        }
+    if let Ok(mut g) = d.records.lock()
+        && g.len() < MAX_RECORDS
+    {
+        g.push(r);
     }
 }
 
@@ -1196,20 +1196,20 @@ pub(super) fn delivery(ctx: &Ctx) -> Verdict {
             .and_then(|s| orders.get(s))
             .is_some_and(|&o| o == sys::MPI_T_SOURCE_ORDERED)
         {
-            if let Some(&prev) = last.get(&r.source) {
-                if r.timestamp < prev {
-                    problems.push(answer(
-                        &rules::ORDERED,
-                        format!(
-                            "event {k} ({}): timestamp {} before {prev} of the same ordered \
+            if let Some(&prev) = last.get(&r.source)
+                && r.timestamp < prev
+            {
+                problems.push(answer(
+                    &rules::ORDERED,
+                    format!(
+                        "event {k} ({}): timestamp {} before {prev} of the same ordered \
                              source {}",
-                            by_name(r.reg),
-                            r.timestamp,
-                            r.source
-                        ),
-                        r.reg,
-                    ));
-                }
+                        by_name(r.reg),
+                        r.timestamp,
+                        r.source
+                    ),
+                    r.reg,
+                ));
             }
             last.insert(r.source, r.timestamp);
         }

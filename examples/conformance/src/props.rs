@@ -571,10 +571,10 @@ fn enums() -> Vec<(Kind, c_int, sys::MPI_T_enum)> {
     let mut out: Vec<(Kind, c_int, sys::MPI_T_enum)> = Vec::new();
     for kind in [Kind::Cvar, Kind::Pvar] {
         for i in valid(kind) {
-            if let Some(e) = raw::info(kind, i, StrArg::NONE, StrArg::NONE).0.enumtype {
-                if !out.iter().any(|(.., x)| *x == e) {
-                    out.push((kind, i, e));
-                }
+            if let Some(e) = raw::info(kind, i, StrArg::NONE, StrArg::NONE).0.enumtype
+                && !out.iter().any(|(.., x)| *x == e)
+            {
+                out.push((kind, i, e));
             }
         }
     }
@@ -1002,23 +1002,24 @@ fn growth(_ctx: &Ctx) -> Verdict {
             );
         }
         for (i, (a, b)) in names0.iter().zip(names1).enumerate() {
-            if let (Some(a), b) = (a, b) {
-                if Some(a) != b.as_ref() {
-                    problems.push(
-                        Found::problem(
-                            "answer",
-                            Grade::Violation,
-                            &rules::NO_DELETE,
-                            format!(
-                                "{} {i} was {:?} before MPI_Init, {:?} after",
-                                k.name(),
-                                String::from_utf8_lossy(a),
-                                b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
-                            ),
-                        )
-                        .with_repro(
-                            Repro::new(1, Expect::Exit(ANSWER)).line(format!(
-                                "char a[4096] = \"\", b[4096] = \"\";\n\
+            if let (Some(a), b) = (a, b)
+                && Some(a) != b.as_ref()
+            {
+                problems.push(
+                    Found::problem(
+                        "answer",
+                        Grade::Violation,
+                        &rules::NO_DELETE,
+                        format!(
+                            "{} {i} was {:?} before MPI_Init, {:?} after",
+                            k.name(),
+                            String::from_utf8_lossy(a),
+                            b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
+                        ),
+                    )
+                    .with_repro(Repro::new(1, Expect::Exit(ANSWER)).line(
+                        format!(
+                            "char a[4096] = \"\", b[4096] = \"\";\n\
                              int la = sizeof a, lb = sizeof b, dl = 0, ra, rb;\nt_init();\n\
                              ra = get_info({kind}, {i}, a, &la, NULL, &dl, NULL, 0);\n\
                              mpi_init();\nrb = get_info({kind}, {i}, b, &lb, NULL, &dl, NULL, 0);\n\
@@ -1026,11 +1027,10 @@ fn growth(_ctx: &Ctx) -> Verdict {
                              rc_name(ra), a, rc_name(rb), b);\n\
                              return end(ra == MPI_SUCCESS && (rb != MPI_SUCCESS || \
                              strcmp(a, b) != 0) ? ANSWER : ABSENT);",
-                                k.name()
-                            )),
+                            k.name()
                         ),
-                    );
-                }
+                    )),
+                );
             }
         }
     }

@@ -984,11 +984,12 @@ fn model_round(
             let Some(op) = resolve(op, ns, nh, traits.len()) else {
                 continue;
             };
-            if let Op::ReadInOtherSession(h, s) = op {
-                if !model.handle_live(h) || !model.session_live(s) || model.session_of(h) == Some(s)
-                {
-                    continue;
-                }
+            if let Op::ReadInOtherSession(h, s) = op
+                && (!model.handle_live(h)
+                    || !model.session_live(s)
+                    || model.session_of(h) == Some(s))
+            {
+                continue;
             }
             executed.push(op);
             let invalid = invalid_input(&model, &op);
@@ -1429,9 +1430,10 @@ pub(super) fn ranks(ctx: &Ctx) -> Verdict {
         let theirs: BTreeMap<&str, &str> =
             other.lines().filter_map(|l| l.split_once('\t')).collect();
         for (name, (attrs, c)) in &mine {
-            if let Some(t) = theirs.get(name.as_str()) {
-                if t != attrs {
-                    problems.push(
+            if let Some(t) = theirs.get(name.as_str())
+                && t != attrs
+            {
+                problems.push(
                         Found::problem(
                             "answer",
                             Grade::Violation,
@@ -1451,7 +1453,6 @@ pub(super) fn ranks(ctx: &Ctx) -> Verdict {
                             name.replace('"', "'")
                         ))),
                     );
-                }
             }
         }
     }

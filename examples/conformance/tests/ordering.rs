@@ -639,10 +639,11 @@ impl Progress {
                 Some("begin") => p.begun = step(),
                 Some("end") => {
                     p.ended = step();
-                    if let (Some((i, s)), Some(rc)) = (p.ended, field("rc")) {
-                        if rc != i64::from(MPI_SUCCESS) && p.failed.is_none() {
-                            p.failed = Some((i, s, rc as c_int, message.clone()));
-                        }
+                    if let (Some((i, s)), Some(rc)) = (p.ended, field("rc"))
+                        && rc != i64::from(MPI_SUCCESS)
+                        && p.failed.is_none()
+                    {
+                        p.failed = Some((i, s, rc as c_int, message.clone()));
                     }
                     if let Some(n) = field("cvars") {
                         p.cvars.push(n);

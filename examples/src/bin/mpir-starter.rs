@@ -192,12 +192,12 @@ mod imp {
         let mut running = children.len();
         while running > 0 {
             tool_daemons(&mut daemons);
-            if let Some(ms) = args.abort_after {
-                if spawned_at.elapsed() >= Duration::from_millis(ms) {
-                    let why = format!("mpir-starter: job aborted after {ms} ms (--abort-after)");
-                    code = abort(&why, &mut children);
-                    break;
-                }
+            if let Some(ms) = args.abort_after
+                && spawned_at.elapsed() >= Duration::from_millis(ms)
+            {
+                let why = format!("mpir-starter: job aborted after {ms} ms (--abort-after)");
+                code = abort(&why, &mut children);
+                break;
             }
             let mut failed = None;
             running = 0;

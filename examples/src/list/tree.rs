@@ -207,10 +207,10 @@ impl Shown<'_, '_> {
 fn reach(i: usize, cats: &HashMap<usize, &Category>, reached: &mut HashSet<usize>) {
     let mut stack = vec![i];
     while let Some(i) = stack.pop() {
-        if reached.insert(i) {
-            if let Some(c) = cats.get(&i) {
-                stack.extend(c.categories.iter().copied());
-            }
+        if reached.insert(i)
+            && let Some(c) = cats.get(&i)
+        {
+            stack.extend(c.categories.iter().copied());
         }
     }
 }

@@ -364,7 +364,7 @@ fn fit(value: i64, width: u8) -> i64 {
 /// size and offsets; `from_debug_info` must refuse what does not fit, and a layout it accepts
 /// must encode and decode an entry losslessly).
 fn procdesc_layout(input: &mut Input<'_>, target: TargetLayout) -> ProcDescLayout {
-    if input.u8() % 4 != 0 {
+    if !input.u8().is_multiple_of(4) {
         return target.procdesc();
     }
     let size = usize::from(input.u16() % 4400);
@@ -425,7 +425,7 @@ fn regions(input: &mut Input<'_>, image: &mut MemoryImage, max: u64) -> Vec<u64>
 /// The reader over `image`: honest unless the input's next byte says otherwise, then faulty
 /// as the rest of the input says.
 fn reader<'a>(input: &mut Input<'a>, image: MemoryImage, max_address: u64) -> Hostile<'a> {
-    let faulty = input.u8() % 4 == 0;
+    let faulty = input.u8().is_multiple_of(4);
     let faults = faulty.then(|| RefCell::new(Input { data: input.rest() }));
     Hostile {
         image,
@@ -646,7 +646,7 @@ pub fn proctable(data: &[u8]) {
         0 => 0,
         _ => address(&mut input, max),
     };
-    let written = if input.u8() % 4 == 0 {
+    let written = if input.u8().is_multiple_of(4) {
         // Raw table bytes.
         let len = usize::from(input.u16() % 2048) + 1;
         let bytes = input.bytes(len).to_vec();

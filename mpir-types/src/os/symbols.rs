@@ -163,12 +163,11 @@ fn load_bias(maps: &[&Mapping], segments: &[(u64, u64, u64)]) -> Option<u64> {
 /// but needs `CAP_SYS_ADMIN`), else the path anyway.
 fn open_object(pid: i32, m: &Mapping, path: &Path) -> std::io::Result<File> {
     let same_inode = |f: &File| f.metadata().is_ok_and(|md| md.ino() == m.inode);
-    if !m.deleted {
-        if let Ok(f) = File::open(path) {
-            if same_inode(&f) {
-                return Ok(f);
-            }
-        }
+    if !m.deleted
+        && let Ok(f) = File::open(path)
+        && same_inode(&f)
+    {
+        return Ok(f);
     }
     let by_range = format!("/proc/{pid}/map_files/{:x}-{:x}", m.start, m.end);
     match File::open(&by_range) {

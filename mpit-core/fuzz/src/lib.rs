@@ -350,7 +350,7 @@ pub fn string_fetch(data: &[u8]) {
         honest: true,
         stable: true,
     };
-    let after = mode % 2 == 0;
+    let after = mode.is_multiple_of(2);
     let mut first = vec![0u8; first_len];
     let mut first_reported = None;
     let (result, first_fill) = if after {

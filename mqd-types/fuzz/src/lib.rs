@@ -160,7 +160,7 @@ impl ProcessTarget for Memory<'_> {
 
 /// Turns the fetch faulty if the input's next byte says so (the rest of the input drives it).
 fn faults<'a>(input: &mut Input<'a>, mem: &mut Memory<'a>) {
-    if input.u8() % 4 == 0 {
+    if input.u8().is_multiple_of(4) {
         mem.faults = Some(Mutex::new(Input { data: input.rest() }));
     }
 }
@@ -400,7 +400,7 @@ pub fn ob1_queues(data: &[u8]) {
             .put(slots + cid * t.array_addr.1, comm, t.array_addr.1);
         b.put(comm, t.comm_cid, cid);
         let mut messages = Vec::new();
-        if input.u8() % 8 != 0 {
+        if !input.u8().is_multiple_of(8) {
             let ob1 = b.alloc(t.sizes[2]);
             b.put(comm, t.comm_pml, ob1);
             let n = u64::from(input.u8() % 5);
@@ -408,7 +408,7 @@ pub fn ob1_queues(data: &[u8]) {
             b.put(ob1, t.procs, procs);
             b.put(ob1, t.num_procs, n);
             for peer in 0..n {
-                if input.u8() % 4 == 0 {
+                if input.u8().is_multiple_of(4) {
                     continue; // Never used: NULL.
                 }
                 let proc = b.alloc(t.sizes[3]);
@@ -499,13 +499,11 @@ pub fn ob1_queues(data: &[u8]) {
             assert_eq!(got.as_ref(), Ok(&c.messages), "communicator {}", c.cid);
         }
     }
-    if exact {
-        if let Some(absent) = (0..SLOTS).find(|c| !cids.contains(c)) {
-            assert_eq!(
-                reader.communicator(table, absent),
-                Err(Ob1Error::NoCommunicator(absent))
-            );
-        }
+    if exact && let Some(absent) = (0..SLOTS).find(|c| !cids.contains(c)) {
+        assert_eq!(
+            reader.communicator(table, absent),
+            Err(Ob1Error::NoCommunicator(absent))
+        );
     }
     // The same calls anywhere: at the fuzzer's addresses and context id.
     let _ = reader.communicator(probe, probe_cid);
@@ -528,7 +526,7 @@ const NAME: (usize, usize) = (84, 148);
 /// A component head: the fuzzer's raw bytes, or fields of its choosing (MCA version, project,
 /// type, name, each from a few real ones or raw).
 fn component(input: &mut Input<'_>) -> Vec<u8> {
-    if input.u8() % 2 == 0 {
+    if input.u8().is_multiple_of(2) {
         let len = usize::from(input.u8()) % (NAME.1 + 16);
         return input.bytes(len).to_vec();
     }

@@ -29,12 +29,12 @@ impl<'h> Engine<'h> {
             let ws = wait_one(t, deadline, "the starter's threads to stop")?;
             match ws {
                 WaitStatus::PtraceEvent(_, _, e) => {
-                    if e == ptrace::Event::PTRACE_EVENT_CLONE as i32 {
-                        if let Ok(new) = ptrace::getevent(t) {
-                            let new = Pid::from_raw(new as i32);
-                            self.threads.insert(new);
-                            work.push(new);
-                        }
+                    if e == ptrace::Event::PTRACE_EVENT_CLONE as i32
+                        && let Ok(new) = ptrace::getevent(t)
+                    {
+                        let new = Pid::from_raw(new as i32);
+                        self.threads.insert(new);
+                        work.push(new);
                     }
                     held.insert(t, None);
                 }

@@ -369,13 +369,13 @@ impl Launched {
             if let Some(status) = self.try_wait()? {
                 return Ok(status);
             }
-            if let Some(t) = timeout {
-                if start.elapsed() >= t {
-                    return Err(ToolError::Timeout {
-                        waiting_for: "the starter to end",
-                        after: t,
-                    });
-                }
+            if let Some(t) = timeout
+                && start.elapsed() >= t
+            {
+                return Err(ToolError::Timeout {
+                    waiting_for: "the starter to end",
+                    after: t,
+                });
             }
             backoff.sleep();
         }

@@ -29,10 +29,10 @@ impl<'h> Engine<'h> {
                 self.gates = self.release_gates(&acq);
                 self.acquisition = Some(acq);
                 // The job's processes exist now: guard them while the tool holds the starter.
-                if let Some(new) = super::guard::Guardian::start(self.leader) {
-                    if let Some(old) = self.guardian.replace(new) {
-                        old.disarm();
-                    }
+                if let Some(new) = super::guard::Guardian::start(self.leader)
+                    && let Some(old) = self.guardian.replace(new)
+                {
+                    old.disarm();
                 }
             }
             DebugState::Aborting => {

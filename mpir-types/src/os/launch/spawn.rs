@@ -128,16 +128,17 @@ unsafe fn exec_child(
             libc::_exit(127)
         };
         for (target, fd) in plan.stdio.iter().enumerate() {
-            if let Some(fd) = *fd {
-                if fd != target as RawFd && libc::dup2(fd, target as RawFd) < 0 {
-                    fail(err_write);
-                }
-            }
-        }
-        if let Some(cwd) = &plan.cwd {
-            if libc::chdir(cwd.as_ptr()) != 0 {
+            if let Some(fd) = *fd
+                && fd != target as RawFd
+                && libc::dup2(fd, target as RawFd) < 0
+            {
                 fail(err_write);
             }
+        }
+        if let Some(cwd) = &plan.cwd
+            && libc::chdir(cwd.as_ptr()) != 0
+        {
+            fail(err_write);
         }
         let mut byte = 0u8;
         loop {
