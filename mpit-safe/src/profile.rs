@@ -745,8 +745,9 @@ struct Probe<'s, L: Level> {
     /// measured from it. NaN before a watermark's first value.
     last: f64,
     /// The previous value of a one-element unsigned counter, timer or aggregate, whose
-    /// deltas are taken in integers (`last` unused); of another one-element one, the bits of
-    /// its previous read (a read of the same bits is skipped: it would add nothing).
+    /// deltas are taken in integers (`last` unused); of any other counter, timer or aggregate,
+    /// the bits of its previous read (of its sum, for several elements): a read of the same
+    /// bits is skipped, it would add nothing.
     prev: u64,
     /// Index of the variable's column.
     column: u32,
@@ -791,12 +792,8 @@ impl Wide for i128 {
 impl Wide for u128 {
     #[inline(always)]
     fn wide(self) -> f64 {
-        // Sums of at most 2³² elements of 64 bits: below 2⁹⁶. One that fits 64 bits converts
-        // inline (an element of 2⁶³ or more: a counter some implementations start at -1).
-        match u64::try_from(self) {
-            Ok(x) => x as f64,
-            Err(_) => (self as i128).wide(),
-        }
+        // Sums of at most 2³² elements of 64 bits: below 2⁹⁶.
+        (self as i128).wide()
     }
 }
 
@@ -1228,18 +1225,17 @@ impl<'s, L: Level> Profiler<'s, L> {
         };
         let (decode, shift) = Decode::of(lane);
         // The exact baseline of a one-element unsigned counter, for its integer deltas; of
-        // another one-element counter, the bits of `last` (a read of them adds nothing).
+        // any other counter, the bits of `last` (a read of them adds nothing).
         let mut word = [0u8; 8];
-        let prev = match (count == 1 && kind == Kind::Delta, decode) {
-            (true, Decode::Unsigned | Decode::Word)
-                if ffi::pvar_read(&handle, &mut word).is_ok() =>
-            {
-                unsigned(word, shift)
+        let prev = match decode {
+            _ if kind != Kind::Delta => 0,
+            Decode::Unsigned | Decode::Word if count == 1 => {
+                match ffi::pvar_read(&handle, &mut word) {
+                    Ok(()) => unsigned(word, shift),
+                    Err(_) => 0,
+                }
             }
-            (true, Decode::Signed | Decode::Float) => last.to_bits(),
-            // Several elements: the bits of the sum (a read of the same sum is skipped).
-            _ if kind == Kind::Delta && count != 1 => last.to_bits(),
-            _ => 0,
+            _ => last.to_bits(),
         };
         st.probes.push(Probe {
             handle,
