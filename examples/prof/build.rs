@@ -513,11 +513,40 @@ fn wrapper(index: usize, name: &str, f: &Func) -> String {
          pub unsafe extern \"C\" fn {name}({params}) -> ::std::os::raw::c_int {{\n",
         params = params.join(", "),
     );
+    if before.is_empty() && after.is_empty() {
+        // The common cases inline (counted: a tail call; timed: the clock read around it), the
+        // rest out of line.
+        let _ = write!(
+            s,
+            "    match crate::glue::fast({index}) {{\n        \
+             // SAFETY: the caller's arguments, unchanged, to the function {name} stands for.\n        \
+             crate::glue::FastCall::Counted => unsafe {{ P{name}({args}) }},\n        \
+             // SAFETY: the caller's arguments, unchanged, under the same contract.\n        \
+             crate::glue::FastCall::Timed => unsafe {{ timed_{name}({args}) }},\n        \
+             // SAFETY: the caller's arguments, unchanged, under the same contract.\n        \
+             crate::glue::FastCall::Full => unsafe {{ general_{name}({args}) }},\n    }}\n}}\n\n\
+             /// `{name}` chosen for timing: [`crate::glue::timed`], out of line.\n\
+             ///\n/// # Safety\n/// The contract of `{name}` in the MPI standard.\n\
+             #[inline(never)]\n\
+             unsafe fn timed_{name}({params}) -> ::std::os::raw::c_int {{\n    \
+             // SAFETY: the caller's arguments, unchanged, to the function {name} stands for.\n    \
+             crate::glue::timed({index}, move || unsafe {{ P{name}({args}) }})\n}}\n\n\
+             /// `{name}` past its common cases: the full [`crate::glue::call`], out of line.\n\
+             ///\n/// # Safety\n/// The contract of `{name}` in the MPI standard.\n\
+             #[inline(never)]\n\
+             unsafe fn general_{name}({params}) -> ::std::os::raw::c_int {{\n    \
+             // SAFETY: the caller's arguments, unchanged, to the function {name} stands for.\n    \
+             crate::glue::call({index}, move || unsafe {{ P{name}({args}) }})\n}}\n\n",
+            params = params.join(", "),
+            args = args.join(", "),
+        );
+        return s;
+    }
     s.push_str(&before);
     let _ = write!(
         s,
         "    // SAFETY: the caller's arguments, unchanged, to the function {name} stands for.\n    \
-         {bind}crate::glue::call({index}, || unsafe {{ P{name}({args}) }}){semi}\n",
+         {bind}crate::glue::call({index}, move || unsafe {{ P{name}({args}) }}){semi}\n",
         bind = if after.is_empty() { "" } else { "let rc = " },
         semi = if after.is_empty() { "" } else { ";" },
         args = args.join(", "),
@@ -600,7 +629,7 @@ fn fortran_wrapper(
          there), which takes these {n} references.\n    \
          let next: unsafe extern \"C\" fn({types}) = unsafe {{ ::std::mem::transmute(next) }};\n    \
          // SAFETY: the caller's arguments, unchanged, to the function {entry} stands for.\n    \
-         crate::glue::call({index}, || unsafe {{ next({args}) }});\n}}\n\n",
+         crate::glue::call({index}, move || unsafe {{ next({args}) }});\n}}\n\n",
         params = params.join(", "),
         args = args.join(", "),
     ))

@@ -7,7 +7,9 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::node;
-use mpit_safe::profile::{Config, Metric, Mode, NodeKind, Profiler, TIME_FIRST, TIME_ONE_IN};
+use mpit_safe::profile::{
+    Config, FastCall, Metric, Mode, NodeKind, Profiler, TIME_FIRST, TIME_ONE_IN,
+};
 #[cfg(mpit_abi)]
 use mpit_safe::sys as ffi;
 #[cfg(not(mpit_abi))]
@@ -310,8 +312,44 @@ fn object_hooks_allocate_and_free() {
 /// A run in which the test thread lost its core during a call (one call over 20 µs: other
 /// tests or processes on the same cores) says nothing about the estimate (the untimed calls
 /// cannot see it) and is repeated, up to 20 times.
+///
+/// The same through the fast entry the preload library's wrappers make ([`wrapped`]).
 #[test]
 fn short_calls_are_timed_by_sample() {
+    for fast in [false, true] {
+        timed_by_sample(fast);
+    }
+}
+
+/// A call of `function` around `body` as the preload library's wrappers make it with `fast`
+/// (`Profiler::try_fast`, then `timed_enter`/`timed_exit` or the general entry and exit),
+/// else through `call_enter` and `call_exit` alone.
+fn wrapped<L: mpit_safe::level::Level>(
+    p: &Profiler<'_, L>,
+    fast: bool,
+    function: usize,
+    body: impl FnOnce(),
+) {
+    match if fast {
+        p.try_fast(function)
+    } else {
+        FastCall::Full
+    } {
+        FastCall::Counted => body(),
+        FastCall::Timed => {
+            let start = p.timed_enter(function);
+            body();
+            p.timed_exit(start.expect("the state is free"));
+        }
+        FastCall::Full => {
+            let c = p.call_enter(function);
+            body();
+            p.call_exit(c);
+        }
+    }
+}
+
+fn timed_by_sample(fast: bool) {
     use std::time::{Duration, Instant};
     let spin = |d: Duration| {
         let t = Instant::now();
@@ -325,16 +363,12 @@ fn short_calls_are_timed_by_sample() {
         let mut took = Vec::with_capacity(400);
         for _ in 0..400 {
             let t1 = Instant::now();
-            let c = p.call_enter(0);
-            spin(Duration::from_micros(1));
-            p.call_exit(c);
+            wrapped(&p, fast, 0, || spin(Duration::from_micros(1)));
             took.push(t1.elapsed());
         }
         let longest = took.iter().copied().max().unwrap_or_default();
         for _ in 0..20 {
-            let c = p.call_enter(1);
-            spin(Duration::from_micros(20));
-            p.call_exit(c);
+            wrapped(&p, fast, 1, || spin(Duration::from_micros(20)));
         }
         let r = p.finish().unwrap();
         if longest > Duration::from_micros(20) {
@@ -353,7 +387,7 @@ fn short_calls_are_timed_by_sample() {
         assert!(
             send.timed_calls >= TIME_FIRST
                 && (send.timed_calls as f64) < TIME_FIRST as f64 + 4.0 * rest + 10.0,
-            "{}",
+            "fast {fast}: {}",
             send.timed_calls
         );
         let ns: Vec<f64> = took.iter().map(|d| d.as_nanos() as f64).collect();
@@ -365,7 +399,7 @@ fn short_calls_are_timed_by_sample() {
         let est = send.time_ns as f64;
         assert!(
             est <= total + 4.0 * sigma && est >= 0.75 * total - 4.0 * sigma,
-            "estimate {est} ns, measured around the calls {total} ns, sampling σ {sigma} ns"
+            "fast {fast}: estimate {est} ns, measured around the calls {total} ns, sampling σ {sigma} ns"
         );
         break r;
     };

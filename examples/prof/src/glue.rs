@@ -22,7 +22,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use crate::abi as mpi_sys;
 use mpi_sys::{MPI_Comm, MPI_Errhandler, MPI_File, MPI_Group, MPI_Op, MPI_Win};
 use mpit_safe::RawObject;
-use mpit_safe::profile::{CallStart, Profiler};
+pub(crate) use mpit_safe::profile::FastCall;
+use mpit_safe::profile::{CallStart, Profiler, TimedCall};
 
 /// `MPI_SUCCESS` of the installed `mpi.h`.
 pub(crate) const SUCCESS: c_int = mpit_sys::MPI_SUCCESS;
@@ -173,6 +174,44 @@ pub(crate) fn call<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
         exit(start);
     }
     r
+}
+
+/// The common cases of a wrapped call, inlined into its wrapper ([`Profiler::try_fast`]):
+/// counted with nothing to do at the exit (the wrapper then tail-calls `PMPI_` with no frame
+/// of its own: keeping the arguments across a [`call`] cost more than the count), or counted
+/// and chosen for timing (the wrapper tail-calls its own [`timed`] call); [`FastCall::Full`]
+/// otherwise (the wrapper makes the [`call`], out of line).
+#[inline(always)]
+pub(crate) fn fast(function: usize) -> FastCall {
+    match OWNED.open() {
+        Some(p) => p.try_fast(function),
+        None => FastCall::Full,
+    }
+}
+
+/// A call of `function` that [`fast`] chose for timing: `pmpi` between two small functions
+/// shared by every wrapper (they stay in cache, where each wrapper's own general path would
+/// not).
+#[inline(always)]
+pub(crate) fn timed<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
+    let start = timed_enter(function);
+    let r = pmpi();
+    if let Some(start) = start {
+        timed_exit(start);
+    }
+    r
+}
+
+#[inline(never)]
+fn timed_enter(function: usize) -> Option<TimedCall> {
+    OWNED.open()?.timed_enter(function)
+}
+
+#[inline(never)]
+fn timed_exit(call: TimedCall) {
+    if let Some(p) = OWNED.open() {
+        p.timed_exit(call);
+    }
 }
 
 /// The entry of wrapped function `function`, inlined into its wrapper: the owner test, the
