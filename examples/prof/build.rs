@@ -528,13 +528,13 @@ fn wrapper(index: usize, name: &str, f: &Func) -> String {
              /// `{name}` chosen for timing: [`crate::glue::timed`], out of line.\n\
              ///\n/// # Safety\n/// The contract of `{name}` in the MPI standard.\n\
              #[inline(never)]\n\
-             unsafe fn timed_{name}({params}) -> ::std::os::raw::c_int {{\n    \
+             unsafe extern \"C\" fn timed_{name}({params}) -> ::std::os::raw::c_int {{\n    \
              // SAFETY: the caller's arguments, unchanged, to the function {name} stands for.\n    \
              crate::glue::timed({index}, move || unsafe {{ P{name}({args}) }})\n}}\n\n\
              /// `{name}` past its common cases: the full [`crate::glue::call`], out of line.\n\
              ///\n/// # Safety\n/// The contract of `{name}` in the MPI standard.\n\
              #[inline(never)]\n\
-             unsafe fn general_{name}({params}) -> ::std::os::raw::c_int {{\n    \
+             unsafe extern \"C\" fn general_{name}({params}) -> ::std::os::raw::c_int {{\n    \
              // SAFETY: the caller's arguments, unchanged, to the function {name} stands for.\n    \
              crate::glue::call({index}, move || unsafe {{ P{name}({args}) }})\n}}\n\n",
             params = params.join(", "),

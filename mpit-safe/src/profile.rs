@@ -1503,7 +1503,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// The region-mode part of [`Profiler::try_call_enter`], for a caller that keeps nothing
     /// across the call unless it must: [`FastCall::Counted`] if the call was counted with
     /// nothing to do at its exit (a function already called in the innermost region, not
-    /// chosen for timing, nothing to read), [`FastCall::Timed`] if it was counted and chosen
+    /// chosen for timing, region mode), [`FastCall::Timed`] if it was counted and chosen
     /// for timing (time it with [`Profiler::timed_enter`] and [`Profiler::timed_exit`]), [`FastCall::Full`]
     /// (and nothing done) if it needs [`Profiler::call_enter`].
     ///
@@ -1515,16 +1515,15 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// Never panics and never allocates.
     #[inline(always)]
     pub fn try_fast(&self, function: usize) -> FastCall {
-        if function >= self.fast_functions {
+        // Call mode first, before the borrow: its calls all take the full entry (one without
+        // handles too: nothing to read there, nothing to save).
+        if self.mode == Mode::Call || function >= self.fast_functions {
             return FastCall::Full;
         }
         let Ok(mut st) = self.state.try_borrow_mut() else {
             return FastCall::Full;
         };
         let st = &mut *st;
-        if self.mode == Mode::Call && !st.probes.is_empty() {
-            return FastCall::Full;
-        }
         // As in `try_call_enter`: no overflow.
         let slot = st.cur_base + function;
         let Some(fs) = st.fn_stats.get_mut(slot) else {

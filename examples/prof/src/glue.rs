@@ -23,7 +23,7 @@ use crate::abi as mpi_sys;
 use mpi_sys::{MPI_Comm, MPI_Errhandler, MPI_File, MPI_Group, MPI_Op, MPI_Win};
 use mpit_safe::RawObject;
 pub(crate) use mpit_safe::profile::FastCall;
-use mpit_safe::profile::{CallStart, Profiler, TimedCall};
+use mpit_safe::profile::{CallStart, Mode, Profiler, TimedCall};
 
 /// `MPI_SUCCESS` of the installed `mpi.h`.
 pub(crate) const SUCCESS: c_int = mpit_sys::MPI_SUCCESS;
@@ -40,6 +40,9 @@ struct Owned {
     /// The owner's id while the wrappers may enter the engine (installed, not busy), else 0:
     /// the hot path's one test for both.
     gate: AtomicUsize,
+    /// `gate` in region mode, 0 in call mode: the wrappers' first test, so that call mode
+    /// (whose calls all take the full entry) goes there after one comparison.
+    fast_gate: AtomicUsize,
     /// Set while the tool itself runs (object hooks, regions, the end): every wrapper
     /// entered meanwhile passes straight through to PMPI.
     busy: Cell<bool>,
@@ -52,13 +55,15 @@ struct Owned {
 // SAFETY: `busy` and `prof` (not `Sync`) are reached only through `Owned::mine` and
 // `Owned::open`, which return them to the owner thread alone: one thread at a time ever touches
 // them. The owner is set by `install` on the owner thread after it wrote `prof` (and cleared by
-// `take` on the same thread before it empties `prof`); `gate` holds 0 or the owner's id, set
+// `take` on the same thread before it empties `prof`); `gate` and `fast_gate` hold 0 or the
+// owner's id, set
 // only by the owner; another thread never sees its own id in either.
 unsafe impl Sync for Owned {}
 
 static OWNED: Owned = Owned {
     owner: AtomicUsize::new(0),
     gate: AtomicUsize::new(0),
+    fast_gate: AtomicUsize::new(0),
     busy: Cell::new(false),
     prof: Cell::new(None),
 };
@@ -104,11 +109,24 @@ impl Owned {
         }
     }
 
-    /// Sets the re-entrancy flag (owner thread only: `busy` from `mine`) and the gate with
+    /// The engine, if the calling thread owns it, the tool is not running, and the engine
+    /// is in region mode (the wrappers' first test: one comparison).
+    #[inline(always)]
+    fn open_fast(&self) -> Option<&'static Engine> {
+        if self.fast_gate.load(Relaxed) == me() {
+            self.prof.get()
+        } else {
+            None
+        }
+    }
+
+    /// Sets the re-entrancy flag (owner thread only: `busy` from `mine`) and the gates with
     /// it; returns the flag's previous value.
     fn set_busy(&self, busy: &Cell<bool>, to: bool) -> bool {
-        self.gate
-            .store(if to { 0 } else { self.owner.load(Relaxed) }, Release);
+        let open = if to { 0 } else { self.owner.load(Relaxed) };
+        let region = self.prof.get().is_some_and(|p| p.mode() == Mode::Region);
+        self.fast_gate.store(if region { open } else { 0 }, Release);
+        self.gate.store(open, Release);
         busy.replace(to)
     }
 }
@@ -183,7 +201,7 @@ pub(crate) fn call<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
 /// otherwise (the wrapper makes the [`call`], out of line).
 #[inline(always)]
 pub(crate) fn fast(function: usize) -> FastCall {
-    match OWNED.open() {
+    match OWNED.open_fast() {
         Some(p) => p.try_fast(function),
         None => FastCall::Full,
     }
