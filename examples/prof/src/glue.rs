@@ -102,18 +102,20 @@ impl Owned {
     /// one comparison).
     #[inline(always)]
     fn open(&self) -> Option<&'static Engine> {
-        if self.gate.load(Relaxed) == me() {
-            self.prof.get()
-        } else {
-            None
-        }
+        self.through(&self.gate)
     }
 
     /// The engine, if the calling thread owns it, the tool is not running, and the engine
     /// is in region mode (the wrappers' first test: one comparison).
     #[inline(always)]
     fn open_fast(&self) -> Option<&'static Engine> {
-        if self.fast_gate.load(Relaxed) == me() {
+        self.through(&self.fast_gate)
+    }
+
+    /// The engine, if `gate` (`gate` or `fast_gate`) holds the calling thread's id.
+    #[inline(always)]
+    fn through(&self, gate: &AtomicUsize) -> Option<&'static Engine> {
+        if gate.load(Relaxed) == me() {
             self.prof.get()
         } else {
             None
