@@ -119,8 +119,8 @@ pub use info_object::Info;
 pub use init::{Mpit, level};
 pub use object::{MpiObject, NoObject, RawObject};
 pub use query::{
-    Catalog, CategoryInfoRef, CvarInfoRef, Listing, MemberIter, Members, PvarInfoRef, Refresh,
-    Visited,
+    Catalog, CategoryInfoRef, CvarInfoRef, Holes, Listing, MemberIter, Members, PvarInfoRef,
+    Refresh, Visited,
 };
 pub use quirks::implementation;
 pub use raw::RawConstant;

@@ -12,16 +12,22 @@ use std::sync::Arc;
 
 use mpit_safe::{CategoryInfo, CvarInfo, Listing, PvarInfo, Visited};
 
+/// What a visit found: the count, and the holes as a listing has them.
+struct Found {
+    count: usize,
+    holes: Vec<(usize, mpit_safe::Error)>,
+}
+
 /// The records a visit showed, kept with `to_owned` (`(index, Ok(record))`, or the error of a
 /// record that does not decode), and what it found besides.
 fn kept<T, B: std::fmt::Debug>(
     visit: impl FnOnce(
         &mut dyn FnMut(usize, mpit_safe::Result<T>),
     ) -> mpit_safe::Result<ControlFlow<B, Visited>>,
-) -> (Vec<T>, Visited) {
+) -> (Vec<T>, Found) {
     let mut seen = Vec::new();
     let mut undecoded = Vec::new();
-    let mut visited = match visit(&mut |i, r| match r {
+    let visited = match visit(&mut |i, r| match r {
         Ok(r) => seen.push(r),
         Err(e) => undecoded.push((i, e)),
     })
@@ -31,16 +37,17 @@ fn kept<T, B: std::fmt::Debug>(
         ControlFlow::Break(b) => panic!("broke with {b:?} without being asked to"),
     };
     // The listing's holes: the failed queries and the records that did not decode.
-    visited.holes.extend(undecoded);
-    visited.holes.sort_by_key(|(i, _)| *i);
-    (seen, visited)
+    let mut holes: Vec<_> = visited.holes.into();
+    holes.extend(undecoded);
+    holes.sort_by_key(|(i, _)| *i);
+    let count = visited.count;
+    (seen, Found { count, holes })
 }
 
 /// The visit showed what the listing holds, in the same order, with the same count and holes.
-fn same<T: PartialEq + std::fmt::Debug>(what: &str, seen: &[T], visited: &Visited, l: &Listing<T>) {
+fn same<T: PartialEq + std::fmt::Debug>(what: &str, seen: &[T], visited: &Found, l: &Listing<T>) {
     assert_eq!(visited.count, l.count, "{what}: count");
-    let holes = |h: &[(usize, mpit_safe::Error)]| h.iter().map(|(i, _)| *i).collect::<Vec<_>>();
-    assert_eq!(holes(&visited.holes), holes(&l.holes), "{what}: holes");
+    assert_eq!(visited.holes, l.holes, "{what}: holes");
     assert_eq!(seen.len(), l.entries.len(), "{what}: entries");
     for (s, e) in seen.iter().zip(&l.entries) {
         assert_eq!(s, e, "{what}");
