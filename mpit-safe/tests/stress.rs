@@ -211,7 +211,7 @@ fn hundred_thousand_pvar_handles_across_sessions() {
     flat("pvar handles", 100_000, 1 << 20, |i| {
         if i % 1000 == 0 {
             // A new session every 1,000 handles; the old one is freed first.
-            session = None;
+            drop(session.take());
             session = Some(t.mpit.session().unwrap());
         }
         let s = session.as_ref().unwrap();
