@@ -1501,18 +1501,18 @@ impl<'s, L: Level> Profiler<'s, L> {
     }
 
     /// The region-mode part of [`Profiler::try_call_enter`], for a caller that keeps nothing
-    /// across the call unless it must: [`FastCall::Counted`] if the call was counted with
-    /// nothing to do at its exit (a function already called in the innermost region, not
-    /// chosen for timing, region mode), [`FastCall::Timed`] if it was counted and chosen
-    /// for timing (time it with [`Profiler::timed_enter`] and [`Profiler::timed_exit`]), [`FastCall::Full`]
-    /// (and nothing done) if it needs [`Profiler::call_enter`].
+    /// across the call unless it must:
+    /// - [`FastCall::Counted`]: the call was counted and has nothing to do at its exit (region
+    ///   mode, a function already called in the innermost region, not chosen for timing);
+    /// - [`FastCall::Timed`]: counted and chosen for timing (time it with
+    ///   [`Profiler::timed_enter`] and [`Profiler::timed_exit`]);
+    /// - [`FastCall::Full`]: nothing done; the call needs [`Profiler::call_enter`].
     ///
     /// The preload library's wrappers tail-call `PMPI_` on `Counted`, with no stack frame of
     /// their own, and on `Timed` tail-call a function of their own that times the call through
     /// two small functions shared by every wrapper: the general path (one call in
     /// [`TIME_ONE_IN`], cold each time) cost a 1 KiB round trip on Intel MPI 2% in cache
-    /// misses.
-    /// Never panics and never allocates.
+    /// misses. Never panics and never allocates.
     #[inline(always)]
     pub fn try_fast(&self, function: usize) -> FastCall {
         // Call mode first, before the borrow: its calls all take the full entry (one without

@@ -2,12 +2,14 @@
 //! called `MPI_Init`, the re-entrancy guard, the object registry, and the counters
 //! the wrappers keep outside the engine.
 //!
-//! Hot path ([`call`], around every wrapped call, inlined into each wrapper): one comparison of
-//! the gate word with the thread pointer (owner and re-entrancy at once; no thread-local, no
-//! call), a load of the engine's address, the engine's panic-free fast entry
-//! ([`Profiler::try_call_enter`]); the full entry and the exit
-//! (where the engine has work there) out of line, under [`catch_unwind`]: a panic disables the
-//! profiler and never reaches the C caller. No allocation, no lock.
+//! Hot path ([`fast`], inlined into each wrapper): one comparison of a gate word with the
+//! thread pointer (owner, re-entrancy and region mode at once; no thread-local, no call), a
+//! load of the engine's address, the engine's panic-free fast entry
+//! ([`Profiler::try_fast`]); a call only counted then goes to `PMPI_` as a tail call. A call
+//! chosen for timing goes through [`timed`]; every other one through [`call`] (the engine's
+//! [`Profiler::try_call_enter`], the full entry and the exit out of line, under
+//! [`catch_unwind`]: a panic disables the profiler and never reaches the C caller). No
+//! allocation, no lock.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::CStr;
@@ -56,8 +58,7 @@ struct Owned {
 // `Owned::open`, which return them to the owner thread alone: one thread at a time ever touches
 // them. The owner is set by `install` on the owner thread after it wrote `prof` (and cleared by
 // `take` on the same thread before it empties `prof`); `gate` and `fast_gate` hold 0 or the
-// owner's id, set
-// only by the owner; another thread never sees its own id in either.
+// owner's id, set only by the owner; another thread never sees its own id in them.
 unsafe impl Sync for Owned {}
 
 static OWNED: Owned = Owned {
@@ -222,11 +223,13 @@ pub(crate) fn timed<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
     r
 }
 
+/// The start of a timed call (`None`: the engine is not this thread's, or is in use).
 #[inline(never)]
 fn timed_enter(function: usize) -> Option<TimedCall> {
     OWNED.open()?.timed_enter(function)
 }
 
+/// The end of a timed call: its duration added to its function's.
 #[inline(never)]
 fn timed_exit(call: TimedCall) {
     if let Some(p) = OWNED.open() {
