@@ -1508,8 +1508,8 @@ impl<'s, L: Level> Profiler<'s, L> {
     ///   [`Profiler::timed_enter`] and [`Profiler::timed_exit`]);
     /// - [`FastCall::Full`]: nothing done; the call needs [`Profiler::call_enter`].
     ///
-    /// The preload library's wrappers tail-call `PMPI_` on `Counted`, with no stack frame of
-    /// their own, and on `Timed` tail-call a function of their own that times the call through
+    /// The preload library's wrappers tail-call `PMPI_` on `Counted`, keeping no argument
+    /// across it, and on `Timed` tail-call a function of their own that times the call through
     /// two small functions shared by every wrapper: the general path (one call in
     /// [`TIME_ONE_IN`], cold each time) cost a 1 KiB round trip on Intel MPI 2% in cache
     /// misses. Never panics and never allocates.

@@ -198,8 +198,8 @@ pub(crate) fn call<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
 }
 
 /// The common cases of a wrapped call, inlined into its wrapper ([`Profiler::try_fast`]):
-/// counted with nothing to do at the exit (the wrapper then tail-calls `PMPI_` with no frame
-/// of its own: keeping the arguments across a [`call`] cost more than the count), or counted
+/// counted with nothing to do at the exit (the wrapper then tail-calls `PMPI_`, keeping no
+/// argument: keeping them across a [`call`] cost more than the count), or counted
 /// and chosen for timing (the wrapper tail-calls its own [`timed`] call); [`FastCall::Full`]
 /// otherwise (the wrapper makes the [`call`], out of line).
 #[inline(always)]
