@@ -318,9 +318,24 @@ fn info_group(
     ));
     rounds.push((
         group.into(),
-        mpit_benches::interleave(21, 10, |ops| timed(ops, &raw), |ops| timed(ops, &safe)),
+        info_rounds(|ops| timed(ops, &raw), |ops| timed(ops, &safe)),
     ));
 }
+
+/// Rounds of an info operation: 21 alternating rounds of about [`INFO_ROUND`] per side
+/// ([`mpit_benches::ops_for`]; at least 10 listings).
+fn info_rounds(
+    mut raw: impl FnMut(u64) -> Duration,
+    mut safe: impl FnMut(u64) -> Duration,
+) -> mpit_benches::Interleaved {
+    let ops = mpit_benches::ops_for(INFO_ROUND, 10, &mut raw, &mut safe);
+    mpit_benches::interleave(INFO_ROUNDS, ops, raw, safe)
+}
+
+/// How long one side's round of an info operation lasts, about.
+const INFO_ROUND: Duration = Duration::from_millis(2);
+/// Alternating rounds of an info operation.
+const INFO_ROUNDS: usize = 21;
 
 /// A C record keeping a variable's strings: copies out of the fixed buffers (`strdup`).
 type Kept = (Vec<u8>, Vec<u8>);
@@ -564,9 +579,7 @@ fn info(
     );
     rounds.push((
         "cvar_info_owned".into(),
-        mpit_benches::interleave(
-            21,
-            10,
+        info_rounds(
             |ops| {
                 timed(ops, || {
                     let mut kept = CKept {
@@ -582,9 +595,7 @@ fn info(
     ));
     rounds.push((
         "cvar_info_each".into(),
-        mpit_benches::interleave(
-            21,
-            10,
+        info_rounds(
             |ops| timed(ops, || c_cvar_infos(None)),
             |ops| {
                 timed(ops, || {
@@ -665,7 +676,8 @@ fn main() {
     }
     println!(
         "safe / raw in alternating rounds (median; reads: 41 rounds of 200,000 calls per side, \
-         ns per call; infos: 21 rounds of 10 listings per side, ns per listing):"
+         ns per call; infos: {INFO_ROUNDS} rounds of about {} ms per side, ns per listing):",
+        INFO_ROUND.as_secs_f64() * 1e3
     );
     for (group, r) in rounds {
         println!(
@@ -681,7 +693,7 @@ fn main() {
             safe: r.safe_ns,
             ratio: r.ratio,
             ratio_of_mins: Some(r.ratio_of_mins),
-            rounds: if read { 41 } else { 21 },
+            rounds: if read { 41 } else { INFO_ROUNDS },
             target: mpit_benches::mpit_target(&group),
             note: "",
         });
