@@ -296,8 +296,8 @@ const C_DESC: usize = 1024;
 /// Member arrays of the C category loop (more members than this are not asked for).
 const C_MEMBERS: usize = 4096;
 
-/// One info group: criterion's `raw` and `safe`, and `rounds` alternating rounds of a few
-/// listings per side (the ratio that stands up to a loaded machine).
+/// One info group: criterion's `raw` and `safe`, and alternating rounds of about 2 ms per side
+/// ([`info_rounds`]; the ratio that stands up to a loaded machine).
 fn info_group(
     c: &mut Criterion,
     pairs: &mut Vec<(String, String, String)>,
