@@ -789,7 +789,8 @@ struct Probe<'s, L: Level> {
     /// The previous value of a one-element unsigned counter, timer or aggregate, whose
     /// deltas are taken in integers (`last` unused); of any other counter, timer or aggregate,
     /// the bits of its previous read (of its sum, for several elements): a read of the same
-    /// bits is skipped, it would add nothing.
+    /// bits is skipped, it would add nothing. Of a state or generic variable, the bits of the
+    /// value last stored ([`Probe::seen_in`]).
     prev: u64,
     /// Index of the variable's column.
     column: u32,
@@ -799,6 +800,11 @@ struct Probe<'s, L: Level> {
     count: u32,
     /// Reads that failed.
     failures: u32,
+    /// Of a state or generic variable: the node its last value was stored in (`prev` holds
+    /// that value's bits, as [`to_top`] gives them for a one-element one), so that a read of
+    /// the same bits in the same node stores nothing (it would store what is there).
+    /// [`NONE`] before the first.
+    seen_in: u32,
     lane: Lane,
     kind: Kind,
     decode: Decode,
@@ -1289,6 +1295,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             // several elements through `read_sum`, which refuses a short buffer).
             count: u32::try_from(count).unwrap_or(u32::MAX),
             failures,
+            seen_in: NONE,
             lane,
             kind,
             decode,
@@ -2118,22 +2125,24 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         let run = &mut one[start..end];
         start = end;
         match (decode, kind) {
-            (Decode::Word, Kind::Delta) => sample_run::<WORD, DELTA, L>(run, acc),
-            (Decode::Unsigned, Kind::Delta) => sample_run::<UNSIGNED, DELTA, L>(run, acc),
-            (Decode::Signed, Kind::Delta) => sample_run::<SIGNED, DELTA, L>(run, acc),
-            (Decode::Float, Kind::Delta) => sample_run::<FLOAT, DELTA, L>(run, acc),
+            (Decode::Word, Kind::Delta) => sample_run::<WORD, DELTA, L>(run, acc, node),
+            (Decode::Unsigned, Kind::Delta) => sample_run::<UNSIGNED, DELTA, L>(run, acc, node),
+            (Decode::Signed, Kind::Delta) => sample_run::<SIGNED, DELTA, L>(run, acc, node),
+            (Decode::Float, Kind::Delta) => sample_run::<FLOAT, DELTA, L>(run, acc, node),
             (Decode::Unsigned | Decode::Word, Kind::Raw) => {
-                sample_run::<UNSIGNED, RAW, L>(run, acc)
+                sample_run::<UNSIGNED, RAW, L>(run, acc, node)
             }
-            (Decode::Signed, Kind::Raw) => sample_run::<SIGNED, RAW, L>(run, acc),
-            (Decode::Float, Kind::Raw) => sample_run::<FLOAT, RAW, L>(run, acc),
-            (Decode::Unsigned | Decode::Word, _) => sample_run::<UNSIGNED, OTHER, L>(run, acc),
-            (Decode::Signed, _) => sample_run::<SIGNED, OTHER, L>(run, acc),
-            (Decode::Float, _) => sample_run::<FLOAT, OTHER, L>(run, acc),
+            (Decode::Signed, Kind::Raw) => sample_run::<SIGNED, RAW, L>(run, acc, node),
+            (Decode::Float, Kind::Raw) => sample_run::<FLOAT, RAW, L>(run, acc, node),
+            (Decode::Unsigned | Decode::Word, _) => {
+                sample_run::<UNSIGNED, OTHER, L>(run, acc, node)
+            }
+            (Decode::Signed, _) => sample_run::<SIGNED, OTHER, L>(run, acc, node),
+            (Decode::Float, _) => sample_run::<FLOAT, OTHER, L>(run, acc, node),
         }
     }
     if !multi.is_empty() {
-        sample_multi(multi, acc, scratch);
+        sample_multi(multi, acc, scratch, node);
     }
 }
 
@@ -2149,7 +2158,11 @@ const OTHER: u8 = 2;
 /// Samples a run of one-element probes of decoding `D` and kind `K` (`OTHER`: each probe's
 /// own kind, out of line).
 #[inline(always)]
-fn sample_run<const D: u8, const K: u8, L: Level>(run: &mut [Probe<'_, L>], acc: &mut [f64]) {
+fn sample_run<const D: u8, const K: u8, L: Level>(
+    run: &mut [Probe<'_, L>],
+    acc: &mut [f64],
+    node: u32,
+) {
     // One buffer for the run: a read of a narrower variable leaves bytes of the previous
     // read after its value, which the decoding's shift clears (the 64-bit ones fill all 8).
     let mut buf = [0u8; 8];
@@ -2167,6 +2180,14 @@ fn sample_run<const D: u8, const K: u8, L: Level>(run: &mut [Probe<'_, L>], acc:
             };
             add_unsigned_delta_if_moved(&mut p.prev, v, || acc.get_mut(at));
             continue;
+        }
+        if K == RAW {
+            // The same bits in the node that holds them: nothing to store (no decoding).
+            let bits = to_top(buf, p.shift);
+            if bits == p.prev && node == p.seen_in {
+                continue;
+            }
+            (p.prev, p.seen_in) = (bits, node);
         }
         let v = decode_as::<D>(buf, p.shift);
         match K {
@@ -2276,7 +2297,12 @@ fn huge(d: u64) -> f64 {
 /// most [`SMALL_BYTES`] (a communicator-bound variable with an element per rank of a small
 /// communicator), else through the scratch buffers, out of line.
 #[inline(always)]
-fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mut Scratch) {
+fn sample_multi<L: Level>(
+    ps: &mut [Probe<'_, L>],
+    acc: &mut [f64],
+    scratch: &mut Scratch,
+    node: u32,
+) {
     for p in ps {
         let n = p.count as usize;
         let bytes = n * p.lane.size();
@@ -2297,6 +2323,12 @@ fn sample_multi<L: Level>(ps: &mut [Probe<'_, L>], acc: &mut [f64], scratch: &mu
                 add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(p.at as usize))
             }
             Kind::Raw => {
+                // As in `sample_run`: the same sum in the same node stores nothing new.
+                let bits = v.to_bits();
+                if bits == p.prev && node == p.seen_in {
+                    continue;
+                }
+                (p.prev, p.seen_in) = (bits, node);
                 let at = p.at as usize;
                 if let Some([seen, last]) = acc.get_mut(at..at + 2) {
                     (*seen, *last) = (1.0, v);

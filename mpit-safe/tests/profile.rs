@@ -473,3 +473,54 @@ fn stop_through_a_shared_reference() {
     assert!(p.stop().is_err());
     assert!(p.finish().is_err());
 }
+
+/// A state, size or generic variable's last value is kept in every node a sample was taken in
+/// (spec 003 §0.5: its derived metric is the raw value, not a delta), also when the value did
+/// not change between two nodes: the sampling loop skips storing a value only where the same
+/// node holds it already. Call mode, regions a, b, a with calls in each; every region and the
+/// function under it holds a value of every such variable with a handle. Open MPI's queue
+/// lengths (size class, bound to communicators) and its unbound sizes are the material there;
+/// an implementation with none says so.
+#[test]
+fn raw_values_are_kept_in_every_node_sampled() {
+    let t = common::turn_after_init();
+    let s = t.mpit.session().unwrap();
+    let p = Profiler::new(&s, config(Mode::Call)).unwrap();
+    // SAFETY: MPI_COMM_SELF is live for the whole run.
+    let obj = unsafe { RawObject::comm(comm_self()) };
+    p.object_created(obj, "MPI_COMM_SELF").unwrap();
+    for region in ["a", "b", "a"] {
+        let _r = p.region(region);
+        for _ in 0..3 {
+            let c = p.call_enter(0);
+            p.call_exit(c);
+        }
+    }
+    p.object_freed(obj);
+    let r = p.finish().unwrap();
+    let raw: Vec<usize> = (0..r.columns.len())
+        .filter(|&i| r.columns[i].metric == DerivedMetric::Raw && r.columns[i].handles > 0)
+        .collect();
+    if raw.is_empty() {
+        let open_mpi = mpit_safe::implementation().vendor == mpit_core::Vendor::OpenMpi;
+        assert!(!open_mpi, "Open MPI's size-class variables got no handle");
+        eprintln!("no state, size or generic variable with a handle here: nothing to check");
+        return;
+    }
+    for path in [
+        &["test", "a"][..],
+        &["test", "a", "MPI_Send"],
+        &["test", "b"],
+        &["test", "b", "MPI_Send"],
+    ] {
+        let (_, n) = node(&r, path);
+        for &i in &raw {
+            assert!(
+                matches!(n.metrics[i], Metric::Raw { last: Some(_) }),
+                "{path:?}, {}: {:?}",
+                r.columns[i].info.name,
+                n.metrics[i]
+            );
+        }
+    }
+}
