@@ -92,8 +92,8 @@ pub fn interleave(
 /// A fixed count mixed two costs: 10 listings of Open MPI 4.1.4's 33 performance variables
 /// take 9 µs, so each round of a side was mostly the first listing after the other side ran
 /// (caches and branch predictors holding the other side's code). The visit read 1.82 × the C
-/// loop so, against 1.37 by criterion's long warm runs, in the same process; a round of about
-/// a millisecond measures the steady cost of each side, as the reads' 200,000 calls do.
+/// loop so, against 1.37 by criterion's long warm runs, in the same process; a round of a
+/// millisecond or more measures the steady cost of each side, as the reads' 200,000 calls do.
 pub fn ops_for(
     round: std::time::Duration,
     min: u64,

@@ -2181,13 +2181,9 @@ fn sample_run<const D: u8, const K: u8, L: Level>(
             add_unsigned_delta_if_moved(&mut p.prev, v, || acc.get_mut(at));
             continue;
         }
-        if K == RAW {
-            // The same bits in the node that holds them: nothing to store (no decoding).
-            let bits = to_top(buf, p.shift);
-            if bits == p.prev && node == p.seen_in {
-                continue;
-            }
-            (p.prev, p.seen_in) = (bits, node);
+        // A state's same bits in the node that holds them: nothing to store (no decoding).
+        if K == RAW && stored_already(p, to_top(buf, p.shift), node) {
+            continue;
         }
         let v = decode_as::<D>(buf, p.shift);
         match K {
@@ -2205,6 +2201,18 @@ fn sample_run<const D: u8, const K: u8, L: Level>(
             }
         }
     }
+}
+
+/// Whether `node` holds a state's, size's or generic variable's read of `bits` already (the
+/// last value stored, [`Probe::seen_in`]): storing it again would change nothing. If not, the
+/// read becomes the one stored last.
+#[inline(always)]
+fn stored_already<L: Level>(p: &mut Probe<'_, L>, bits: u64, node: u32) -> bool {
+    if bits == p.prev && node == p.seen_in {
+        return true;
+    }
+    (p.prev, p.seen_in) = (bits, node);
+    false
 }
 
 /// [`Decode::value`] of decoding `D`, known at compile time.
@@ -2323,12 +2331,9 @@ fn sample_multi<L: Level>(
                 add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(p.at as usize))
             }
             Kind::Raw => {
-                // As in `sample_run`: the same sum in the same node stores nothing new.
-                let bits = v.to_bits();
-                if bits == p.prev && node == p.seen_in {
+                if stored_already(p, v.to_bits(), node) {
                     continue;
                 }
-                (p.prev, p.seen_in) = (bits, node);
                 let at = p.at as usize;
                 if let Some([seen, last]) = acc.get_mut(at..at + 2) {
                     (*seen, *last) = (1.0, v);
