@@ -15,13 +15,26 @@
 //! - `null wrapper`: `benches/c/prof_null.c`, MPI_Send/MPI_Recv wrappers that only call their
 //!   PMPI twins: what interposition alone costs, the floor under region mode.
 //!
-//! Each configuration's iteration counts are calibrated first (under that configuration) so
-//! that one size of one round takes about `PROF_BENCH_SECONDS` (0.2 s). The table gives the
-//! median and the minimum time per round trip over the rounds, the median of the ratios round
-//! by round (the two runs seconds apart: this host has slow phases of many seconds, in which
-//! every configuration runs up to twice as slow, so a ratio of medians depends on which
-//! configuration the phases happened to hit) and the ratio of minima, against the targets:
-//! region ≤ 1.05× bare at 0 B and ≤ 1.02× at 1 KiB and 1 MiB; call ≤ 1.10× the C wrapper.
+//! **Separate processes.** Each configuration's iteration counts are calibrated first (under
+//! that configuration) so that one size of one round takes about `PROF_BENCH_SECONDS` (0.2 s).
+//! The table gives the median and the minimum time per round trip over the rounds, the median
+//! of the ratios round by round (the two runs seconds apart: this host has slow phases of many
+//! seconds, in which every configuration runs up to twice as slow, so a ratio of medians
+//! depends on which configuration the phases happened to hit) and the ratio of minima.
+//!
+//! **In one process** (the verdicts). Here the bare program's time differs by up to 20% from
+//! one process to the next (placement, memory layout), more than the targets, so a tool's
+//! configuration is also run in the program's `paired` mode: in one process, block pairs of
+//! ~`PROF_BENCH_PAIRED_SECONDS` (0.025 s), one block calling `PMPI_Send`/`PMPI_Recv` directly
+//! (what the program calls without a tool: `MPI_Send` is the library's alias of `PMPI_Send`),
+//! the other `MPI_Send`/`MPI_Recv` through the tool, the order alternating;
+//! `PROF_BENCH_PAIRED_BLOCKS` (20) pairs per size in each of `PROF_BENCH_PAIRED_RUNS` (6)
+//! processes per tool. A ratio is the median over every block pair of tool / direct; call /
+//! C wrapper is the ratio of the two tools' medians, each against its own process's direct
+//! path. The targets are judged on these: region ≤ 1.05× the direct path at 0 B and ≤ 1.02× at
+//! 1 KiB and 1 MiB; call ≤ 1.10× the C wrapper. What a tool changes in MPI for the whole
+//! process (a started pvar's upkeep inside MPI, say) slows both blocks and shows only in the
+//! separate processes' table.
 //!
 //! **Whole runs.** Real programs from Debian whose `libmpi` is, here, the one the profiler
 //! loads (`NPopenmpi` and `hpcc` on Debian's Open MPI and on the ABI-compatible Open MPI 5
@@ -33,8 +46,9 @@
 //! monitoring pvars live: `OMPI_MCA_pml_monitoring_enable=2 scripts/with-mpi openmpi5 ...`.
 //! Tables are printed in Markdown and written as JSON to
 //! `$CARGO_TARGET_DIR/prof-bench[-pml_monitoring].json`. Knobs: `PROF_BENCH_ROUNDS` (25),
-//! `PROF_BENCH_SECONDS` (0.2), `PROF_BENCH_RUNS` (whole runs per side, 5), `PROF_BENCH_ONLY`
-//! (`pingpong` or `whole`).
+//! `PROF_BENCH_SECONDS` (0.2), `PROF_BENCH_PAIRED_RUNS` (6), `PROF_BENCH_PAIRED_BLOCKS` (20),
+//! `PROF_BENCH_PAIRED_SECONDS` (0.025), `PROF_BENCH_RUNS` (whole runs per side, 5),
+//! `PROF_BENCH_ONLY` (`pingpong`, `paired` or `whole`: that part alone).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -335,8 +349,9 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
     let at = |c: Config| configs.iter().position(|&x| x == c);
     let _ = writeln!(
         md,
-        "| implementation | size | bare µs | region µs | call µs | C wrapper µs | null wrapper µs \
-         | region/bare | call/C wrapper | region/null | targets |\n\
+        "**Separate processes** (each configuration a whole run of the program).\n\n\
+         | implementation | size | bare µs | region µs | call µs | C wrapper µs | null wrapper µs \
+         | region/bare | call/C wrapper | region/null | bare spread |\n\
          |---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut rows = Vec::new();
@@ -354,24 +369,15 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
         let call = pair(Config::Call, Config::CWrap);
         let region_null = pair(Config::Region, Config::Null);
         // The bare program's spread between runs (half the interquartile range over the
-        // median): a miss by less than it, with the minima within the target, is named so.
+        // median): how far one process's figure may stray.
         let spread = at(Config::Bare).map_or(0.0, |i| half_iqr(&times[i][s]));
-        let verdict = |r: Option<(f64, f64)>, t: f64, what: &str| match r {
-            Some((m, _)) if m <= t => format!("{what} ≤ {t:.2} ok"),
-            Some((m, n)) if n <= t && m - t < spread => format!(
-                "{what} ≤ {t:.2} **MISS** within the spread (±{:.1}%; minima {n:.3})",
-                spread * 100.0
-            ),
-            Some(_) => format!("{what} ≤ {t:.2} **MISS**"),
-            None => format!("{what}: not run"),
-        };
         let show = |r: Option<(f64, f64)>| match r {
             Some((m, n)) => format!("{m:.3} (min {n:.3})"),
             None => "-".into(),
         };
         let _ = writeln!(
             md,
-            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}; {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | ±{:.1}% |",
             size_name(size),
             cell(Config::Bare),
             cell(Config::Region),
@@ -381,8 +387,7 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
             show(region),
             show(call),
             show(region_null),
-            verdict(region, REGION_TARGET[s], "region"),
-            verdict(call, CALL_TARGET, "call/C")
+            spread * 100.0,
         );
         let side = |c: Config| {
             at(c).map(|i| {
@@ -404,32 +409,22 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
             })
         };
         let us = |c: Config| at(c).map(|i| median(&mut times[i][s].clone()));
-        for (op, r, (a, b), t) in [
-            (
-                "region_over_bare",
-                region,
-                (Config::Bare, Config::Region),
-                REGION_TARGET[s],
-            ),
-            (
-                "call_over_cwrap",
-                call,
-                (Config::CWrap, Config::Call),
-                CALL_TARGET,
-            ),
+        for (op, r, (a, b)) in [
+            ("region_over_bare", region, (Config::Bare, Config::Region)),
+            ("call_over_cwrap", call, (Config::CWrap, Config::Call)),
         ] {
             if let (Some((m, n)), Some(raw), Some(safe)) = (r, us(a), us(b)) {
                 mpit_benches::record(&mpit_benches::Row {
                     bench: "prof",
-                    op: &format!("pingpong_{op}_{}", size_name(size)),
+                    op: &format!("pingpong_runs_{op}_{}", size_name(size)),
                     unit: "us/round trip",
                     raw,
                     safe,
                     ratio: m,
                     ratio_of_mins: Some(n),
                     rounds,
-                    target: Some(t),
-                    note: "",
+                    target: None,
+                    note: "separate processes: a cross-check of the paired figures",
                 });
             }
         }
@@ -450,8 +445,10 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
         md,
         "\n{rounds} rounds interleaved (order rotating), ~{seconds} s per size and round; µs per \
          round trip, median over rounds (min); ratios: median of the ratios round by round (ratio \
-         of minima); targets checked on the median ratio; spread: half the interquartile range \
-         of the bare program's rounds over their median. C wrapper: {}.",
+         of minima); bare spread: half the interquartile range of the bare program's rounds over \
+         their median, how far one process strays from the next. Separate processes, each \
+         configuration whole: the cross-check of the paired table below, which gives the \
+         verdicts. C wrapper: {}.",
         cwrap_said.trim_start_matches("cwrap: ")
     );
     for h in &held {
@@ -461,10 +458,215 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
            "profiler": held, "sizes": rows})
 }
 
+/// The paired part: each tool's configuration in `PROF_BENCH_PAIRED_RUNS` processes
+/// (interleaved, the order rotating), each making `PROF_BENCH_PAIRED_BLOCKS` pairs of blocks per
+/// size, one block through `PMPI_` (the program without a tool) and one through `MPI_` (the
+/// tool), ~`PROF_BENCH_PAIRED_SECONDS` each, seconds apart in the same process (the program's
+/// `paired` mode). A ratio is the median of all the block pairs' ratios tool / direct; call /
+/// C wrapper is call mode's over the C wrapper's, each against its own process's direct path.
+fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
+    let runs: usize = env_or("PROF_BENCH_PAIRED_RUNS", 6);
+    let blocks: usize = env_or("PROF_BENCH_PAIRED_BLOCKS", 20);
+    let seconds: f64 = env_or("PROF_BENCH_PAIRED_SECONDS", 0.025);
+    let configs: Vec<Config> = Config::ALL
+        .into_iter()
+        .filter(|&c| c != Config::Bare)
+        .filter(|c| bench.prof.is_some() || !matches!(c, Config::Region | Config::Call))
+        .collect();
+    // ratios[config][size]: tool / direct, one per block pair; per_run[config][size]: each
+    // process's median of them.
+    let mut ratios = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
+    let mut per_run = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
+    let mut direct_us = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
+    let mut tool_us = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
+    let mut sends = vec![0u64; configs.len()];
+    for run in 0..runs {
+        for k in 0..configs.len() {
+            let i = (run + k) % configs.len();
+            let out = bench.pingpong(
+                configs[i],
+                &["paired".into(), seconds.to_string(), blocks.to_string()],
+            );
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let mut made = 0;
+            let mut got = 0;
+            for l in text.lines() {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let num = |j: usize| f.get(j).and_then(|v| v.parse::<f64>().ok());
+                match (f.first().copied(), num(1), num(2), num(3), num(4)) {
+                    (Some("paired"), Some(_), Some(n), Some(b), None) => {
+                        let n = n as u64;
+                        made += b as u64 * (n + n / 20 + 1);
+                    }
+                    (Some("pair"), Some(size), Some(n), Some(direct), Some(tool)) => {
+                        let Some(s) = SIZES.iter().position(|&x| x as f64 == size) else {
+                            fail(format!("paired ({}): size {size}?", configs[i].name()));
+                        };
+                        ratios[i][s].push(tool / direct);
+                        direct_us[i][s].push(direct / n * 1e6);
+                        tool_us[i][s].push(tool / n * 1e6);
+                        got += 1;
+                    }
+                    _ => {}
+                }
+            }
+            if got != blocks * SIZES.len() {
+                fail(format!(
+                    "paired run {run} ({}): {got} block pairs of {}\n{text}",
+                    configs[i].name(),
+                    blocks * SIZES.len()
+                ));
+            }
+            sends[i] = made;
+            for s in 0..SIZES.len() {
+                let last = &ratios[i][s][ratios[i][s].len() - blocks..];
+                per_run[i][s].push(median(&mut last.to_vec()));
+            }
+        }
+        eprint!("\rpaired run {}/{runs}", run + 1);
+    }
+    eprintln!();
+    let held: Vec<String> = configs
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c, Config::Region | Config::Call))
+        .map(|(i, &c)| profile_says(bench, c, sends[i]))
+        .collect();
+
+    let at = |c: Config| configs.iter().position(|&x| x == c);
+    let med = |c: Config, s: usize| at(c).map(|i| median(&mut ratios[i][s].clone()));
+    let _ = writeln!(
+        md,
+        "\n**In one process** (the verdicts): tool / direct path, block pairs seconds apart in \
+         the same process.\n\n\
+         | implementation | size | direct µs | region/direct | call/direct | C wrapper/direct \
+         | null wrapper/direct | region/null | call/C wrapper | targets |\n\
+         |---|---|---|---|---|---|---|---|---|---|"
+    );
+    let mut rows = Vec::new();
+    for (s, &size) in SIZES.iter().enumerate() {
+        // The direct path's µs per round trip over every process.
+        let all_direct: Vec<f64> = direct_us.iter().flat_map(|d| d[s].clone()).collect();
+        let show = |c: Config| match (at(c), med(c, s)) {
+            (Some(i), Some(m)) => format!(
+                "{m:.3} ({:.3}-{:.3})",
+                min(&per_run[i][s]),
+                per_run[i][s].iter().copied().fold(0.0, f64::max)
+            ),
+            _ => "-".into(),
+        };
+        let region = med(Config::Region, s);
+        let call_c = med(Config::Call, s)
+            .zip(med(Config::CWrap, s))
+            .map(|(a, b)| a / b);
+        let region_null = region.zip(med(Config::Null, s)).map(|(a, b)| a / b);
+        let verdict = |r: Option<f64>, t: f64, what: &str| match r {
+            Some(m) if m <= t => format!("{what} ≤ {t:.2} ok"),
+            Some(_) => format!("{what} ≤ {t:.2} **MISS**"),
+            None => format!("{what}: not run"),
+        };
+        let opt = |r: Option<f64>| r.map_or_else(|| "-".into(), |v| format!("{v:.3}"));
+        let _ = writeln!(
+            md,
+            "| {label} | {} | {:.3} | {} | {} | {} | {} | {} | {} | {}; {} |",
+            size_name(size),
+            median(&mut all_direct.clone()),
+            show(Config::Region),
+            show(Config::Call),
+            show(Config::CWrap),
+            show(Config::Null),
+            opt(region_null),
+            opt(call_c),
+            verdict(region, REGION_TARGET[s], "region"),
+            verdict(call_c, CALL_TARGET, "call/C"),
+        );
+        let us = |c: Config, v: &Vec<Vec<Vec<f64>>>| at(c).map(|i| median(&mut v[i][s].clone()));
+        for (op, r, raw, safe, t) in [
+            (
+                "region_over_bare",
+                region,
+                us(Config::Region, &direct_us),
+                us(Config::Region, &tool_us),
+                REGION_TARGET[s],
+            ),
+            (
+                "call_over_cwrap",
+                call_c,
+                us(Config::CWrap, &tool_us),
+                us(Config::Call, &tool_us),
+                CALL_TARGET,
+            ),
+        ] {
+            if let (Some(m), Some(raw), Some(safe)) = (r, raw, safe) {
+                mpit_benches::record(&mpit_benches::Row {
+                    bench: "prof",
+                    op: &format!("pingpong_{op}_{}", size_name(size)),
+                    unit: "us/round trip",
+                    raw,
+                    safe,
+                    ratio: m,
+                    ratio_of_mins: None,
+                    rounds: runs * blocks,
+                    target: Some(t),
+                    note: "in one process: block pairs, tool against the direct PMPI_ path",
+                });
+            }
+        }
+        let side = |c: Config| {
+            at(c).map(|i| {
+                json!({
+                    "median_ratio": median(&mut ratios[i][s].clone()),
+                    "per_process_medians": per_run[i][s],
+                    "ratios": ratios[i][s],
+                    "direct_us": direct_us[i][s],
+                    "tool_us": tool_us[i][s],
+                })
+            })
+        };
+        rows.push(json!({
+            "size": size,
+            "region": side(Config::Region),
+            "call": side(Config::Call),
+            "cwrap": side(Config::CWrap),
+            "null": side(Config::Null),
+            "region_over_direct": region.map(|m| json!({"ratio": m, "target": REGION_TARGET[s], "met": m <= REGION_TARGET[s]})),
+            "call_over_cwrap": call_c.map(|m| json!({"ratio": m, "target": CALL_TARGET, "met": m <= CALL_TARGET})),
+            "region_over_null": region_null,
+        }));
+    }
+    let _ = writeln!(
+        md,
+        "\n{runs} processes per tool interleaved, {blocks} block pairs of ~{seconds} s per size \
+         in each, the order alternating; ratio: the median of every block pair's tool / direct \
+         (the range of the processes' own medians in parentheses); call / C wrapper: call mode's \
+         median over the C wrapper's, each against its own process's direct path. Not in these \
+         figures (the table above has them): what a tool changes in MPI itself for the whole \
+         process, such as a started pvar's upkeep."
+    );
+    for h in &held {
+        let _ = writeln!(md, "{h}.");
+    }
+    json!({"processes": runs, "blocks": blocks, "seconds_per_block": seconds,
+           "profiler": held, "sizes": rows})
+}
+
 /// Checks the profile of the last ping-pong run under `config` (its `ranks.json`): both ranks
 /// made as many MPI_Send calls as the program (the warm-up included); says how many pvar
 /// handles the profiler held.
 fn profile_check(bench: &Bench, config: Config, iters: &[String]) -> String {
+    let expected: u64 = iters
+        .iter()
+        .map(|n| {
+            let n: u64 = n.parse().unwrap();
+            n + n / 10 + 1
+        })
+        .sum();
+    profile_says(bench, config, expected)
+}
+
+/// Checks the profile of the last run under `config` (its `ranks.json`): MPI_Send counted
+/// `expected` times on both ranks; says how many pvar handles the profiler held.
+fn profile_says(bench: &Bench, config: Config, expected: u64) -> String {
     let path = bench
         .work
         .join(format!("out-{}", config.key()))
@@ -474,13 +676,6 @@ fn profile_check(bench: &Bench, config: Config, iters: &[String]) -> String {
     let ranks: Value =
         serde_json::from_str(&text).unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
     let ranks = ranks.as_array().cloned().unwrap_or_default();
-    let expected: u64 = iters
-        .iter()
-        .map(|n| {
-            let n: u64 = n.parse().unwrap();
-            n + n / 10 + 1
-        })
-        .sum();
     let sends: Vec<u64> = ranks
         .iter()
         .map(|r| {
@@ -700,8 +895,10 @@ fn main() {
 
     let only = std::env::var("PROF_BENCH_ONLY").unwrap_or_default();
     let mut md = String::new();
-    let pp = (only != "whole").then(|| pingpong(&bench, &label, &mut md));
-    let whole = (only != "pingpong").then(|| whole_runs(&bench, &label, &mut md));
+    let part = |p: &str| only.is_empty() || only == p;
+    let pp = part("pingpong").then(|| pingpong(&bench, &label, &mut md));
+    let pp1 = part("paired").then(|| paired(&bench, &label, &mut md));
+    let whole = part("whole").then(|| whole_runs(&bench, &label, &mut md));
 
     println!("\nmpit-prof overhead, {label}, 2 ranks:\n\n{md}");
     let suffix = if monitoring.is_some() {
@@ -720,6 +917,7 @@ fn main() {
             .map(|d| d.as_secs())
             .unwrap_or(0),
         "pingpong": pp,
+        "paired": pp1,
         "whole_runs": whole,
         "markdown": md,
     });
