@@ -29,9 +29,11 @@
 //! (what the program calls without a tool: `MPI_Send` is the library's alias of `PMPI_Send`),
 //! the other `MPI_Send`/`MPI_Recv` through the tool, the order alternating;
 //! `PROF_BENCH_PAIRED_BLOCKS` (20) pairs per size in each of `PROF_BENCH_PAIRED_RUNS` (6)
-//! processes per tool. A ratio is the median over every block pair of tool / direct; call /
-//! C wrapper is the ratio of the two tools' medians, each against its own process's direct
-//! path. The targets are judged on these: region ≤ 1.05× the direct path at 0 B and ≤ 1.02× at
+//! processes per tool. A tool's cost is its extra time per round trip, the median over every
+//! block pair of (tool − direct): CPU work, the same wherever the ranks were placed, where the
+//! direct path's own time differs twofold between processes. The ratios put the extras on the
+//! median direct round trip D over every process: region / direct = (D + E_region) / D, call /
+//! C wrapper = (D + E_call) / (D + E_C). The targets are judged on these: region ≤ 1.05× the direct path at 0 B and ≤ 1.02× at
 //! 1 KiB and 1 MiB; call ≤ 1.10× the C wrapper. What a tool changes in MPI for the whole
 //! process (a started pvar's upkeep inside MPI, say) slows both blocks and shows only in the
 //! separate processes' table.
@@ -462,8 +464,14 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
 /// (interleaved, the order rotating), each making `PROF_BENCH_PAIRED_BLOCKS` pairs of blocks per
 /// size, one block through `PMPI_` (the program without a tool) and one through `MPI_` (the
 /// tool), ~`PROF_BENCH_PAIRED_SECONDS` each, seconds apart in the same process (the program's
-/// `paired` mode). A ratio is the median of all the block pairs' ratios tool / direct; call /
-/// C wrapper is call mode's over the C wrapper's, each against its own process's direct path.
+/// `paired` mode).
+///
+/// A tool's cost is its extra time per round trip, the median over every block pair of
+/// (tool − direct) / round trips: CPU work, the same wherever the launcher placed the ranks,
+/// where the direct path's own time differs twofold from one process to the next here (two
+/// ranks on neighbouring or distant cores). The ratios put the extras on one round trip, the
+/// median direct time over every process: region / direct = (D + E_region) / D, call / C
+/// wrapper = (D + E_call) / (D + E_C).
 fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
     let runs: usize = env_or("PROF_BENCH_PAIRED_RUNS", 6);
     let blocks: usize = env_or("PROF_BENCH_PAIRED_BLOCKS", 20);
@@ -473,12 +481,10 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
         .filter(|&c| c != Config::Bare)
         .filter(|c| bench.prof.is_some() || !matches!(c, Config::Region | Config::Call))
         .collect();
-    // ratios[config][size]: tool / direct, one per block pair; per_run[config][size]: each
-    // process's median of them.
-    let mut ratios = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
-    let mut per_run = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
+    // [config][size], one per block pair: the direct path's µs per round trip, the tool's
+    // extra µs per round trip.
     let mut direct_us = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
-    let mut tool_us = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
+    let mut extra_us = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
     let mut sends = vec![0u64; configs.len()];
     for run in 0..runs {
         for k in 0..configs.len() {
@@ -502,9 +508,8 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
                         let Some(s) = SIZES.iter().position(|&x| x as f64 == size) else {
                             fail(format!("paired ({}): size {size}?", configs[i].name()));
                         };
-                        ratios[i][s].push(tool / direct);
                         direct_us[i][s].push(direct / n * 1e6);
-                        tool_us[i][s].push(tool / n * 1e6);
+                        extra_us[i][s].push((tool - direct) / n * 1e6);
                         got += 1;
                     }
                     _ => {}
@@ -518,10 +523,6 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
                 ));
             }
             sends[i] = made;
-            for s in 0..SIZES.len() {
-                let last = &ratios[i][s][ratios[i][s].len() - blocks..];
-                per_run[i][s].push(median(&mut last.to_vec()));
-            }
         }
         eprint!("\rpaired run {}/{runs}", run + 1);
     }
@@ -534,66 +535,67 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
         .collect();
 
     let at = |c: Config| configs.iter().position(|&x| x == c);
-    let med = |c: Config, s: usize| at(c).map(|i| median(&mut ratios[i][s].clone()));
     let _ = writeln!(
         md,
-        "\n**In one process** (the verdicts): tool / direct path, block pairs seconds apart in \
-         the same process.\n\n\
-         | implementation | size | direct µs | region/direct | call/direct | C wrapper/direct \
-         | null wrapper/direct | region/null | call/C wrapper | targets |\n\
-         |---|---|---|---|---|---|---|---|---|---|"
+        "\n**In one process** (the verdicts): each tool's extra time per round trip against the \
+         direct path in the same process.\n\n\
+         | implementation | size | direct µs | region + ns | call + ns | C wrapper + ns \
+         | null wrapper + ns | region/direct | call/C wrapper | region/null | targets |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut rows = Vec::new();
     for (s, &size) in SIZES.iter().enumerate() {
-        // The direct path's µs per round trip over every process.
-        let all_direct: Vec<f64> = direct_us.iter().flat_map(|d| d[s].clone()).collect();
-        let show = |c: Config| match (at(c), med(c, s)) {
-            (Some(i), Some(m)) => format!(
-                "{m:.3} ({:.3}-{:.3})",
-                min(&per_run[i][s]),
-                per_run[i][s].iter().copied().fold(0.0, f64::max)
-            ),
-            _ => "-".into(),
-        };
-        let region = med(Config::Region, s);
-        let call_c = med(Config::Call, s)
-            .zip(med(Config::CWrap, s))
-            .map(|(a, b)| a / b);
-        let region_null = region.zip(med(Config::Null, s)).map(|(a, b)| a / b);
+        // D: the direct path's µs per round trip over every process.
+        let d = median(
+            &mut direct_us
+                .iter()
+                .flat_map(|v| v[s].clone())
+                .collect::<Vec<_>>(),
+        );
+        let extra = |c: Config| at(c).map(|i| median(&mut extra_us[i][s].clone()));
+        let (region, call, cwrap, null) = (
+            extra(Config::Region),
+            extra(Config::Call),
+            extra(Config::CWrap),
+            extra(Config::Null),
+        );
+        let region_d = region.map(|e| (d + e) / d);
+        let call_c = call.zip(cwrap).map(|(a, b)| (d + a) / (d + b));
+        let region_null = region.zip(null).map(|(a, b)| (d + a) / (d + b));
         let verdict = |r: Option<f64>, t: f64, what: &str| match r {
             Some(m) if m <= t => format!("{what} ≤ {t:.2} ok"),
             Some(_) => format!("{what} ≤ {t:.2} **MISS**"),
             None => format!("{what}: not run"),
         };
+        let ns = |e: Option<f64>| e.map_or_else(|| "-".into(), |e| format!("{:.1}", e * 1e3));
         let opt = |r: Option<f64>| r.map_or_else(|| "-".into(), |v| format!("{v:.3}"));
         let _ = writeln!(
             md,
-            "| {label} | {} | {:.3} | {} | {} | {} | {} | {} | {} | {}; {} |",
+            "| {label} | {} | {d:.3} | {} | {} | {} | {} | {} | {} | {} | {}; {} |",
             size_name(size),
-            median(&mut all_direct.clone()),
-            show(Config::Region),
-            show(Config::Call),
-            show(Config::CWrap),
-            show(Config::Null),
-            opt(region_null),
+            ns(region),
+            ns(call),
+            ns(cwrap),
+            ns(null),
+            opt(region_d),
             opt(call_c),
-            verdict(region, REGION_TARGET[s], "region"),
+            opt(region_null),
+            verdict(region_d, REGION_TARGET[s], "region"),
             verdict(call_c, CALL_TARGET, "call/C"),
         );
-        let us = |c: Config, v: &Vec<Vec<Vec<f64>>>| at(c).map(|i| median(&mut v[i][s].clone()));
         for (op, r, raw, safe, t) in [
             (
                 "region_over_bare",
-                region,
-                us(Config::Region, &direct_us),
-                us(Config::Region, &tool_us),
+                region_d,
+                Some(d),
+                region.map(|e| d + e),
                 REGION_TARGET[s],
             ),
             (
                 "call_over_cwrap",
                 call_c,
-                us(Config::CWrap, &tool_us),
-                us(Config::Call, &tool_us),
+                cwrap.map(|e| d + e),
+                call.map(|e| d + e),
                 CALL_TARGET,
             ),
         ] {
@@ -608,28 +610,27 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
                     ratio_of_mins: None,
                     rounds: runs * blocks,
                     target: Some(t),
-                    note: "in one process: block pairs, tool against the direct PMPI_ path",
+                    note: "in one process: the tool's extra time over the direct PMPI_ path",
                 });
             }
         }
         let side = |c: Config| {
             at(c).map(|i| {
                 json!({
-                    "median_ratio": median(&mut ratios[i][s].clone()),
-                    "per_process_medians": per_run[i][s],
-                    "ratios": ratios[i][s],
-                    "direct_us": direct_us[i][s],
-                    "tool_us": tool_us[i][s],
+                    "extra_us": median(&mut extra_us[i][s].clone()),
+                    "blocks_direct_us": direct_us[i][s],
+                    "blocks_extra_us": extra_us[i][s],
                 })
             })
         };
         rows.push(json!({
             "size": size,
+            "direct_us": d,
             "region": side(Config::Region),
             "call": side(Config::Call),
             "cwrap": side(Config::CWrap),
             "null": side(Config::Null),
-            "region_over_direct": region.map(|m| json!({"ratio": m, "target": REGION_TARGET[s], "met": m <= REGION_TARGET[s]})),
+            "region_over_direct": region_d.map(|m| json!({"ratio": m, "target": REGION_TARGET[s], "met": m <= REGION_TARGET[s]})),
             "call_over_cwrap": call_c.map(|m| json!({"ratio": m, "target": CALL_TARGET, "met": m <= CALL_TARGET})),
             "region_over_null": region_null,
         }));
@@ -637,11 +638,11 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
     let _ = writeln!(
         md,
         "\n{runs} processes per tool interleaved, {blocks} block pairs of ~{seconds} s per size \
-         in each, the order alternating; ratio: the median of every block pair's tool / direct \
-         (the range of the processes' own medians in parentheses); call / C wrapper: call mode's \
-         median over the C wrapper's, each against its own process's direct path. Not in these \
-         figures (the table above has them): what a tool changes in MPI itself for the whole \
-         process, such as a started pvar's upkeep."
+         in each, the order alternating. + ns: the tool's extra time per round trip, the median \
+         over every block pair of (tool − direct); direct µs (D): the median direct round trip \
+         over every process; region/direct = (D + region) / D, call/C wrapper = (D + call) / \
+         (D + C wrapper). Not in these figures (the separate processes' table has them): what a \
+         tool changes in MPI itself for the whole process, such as a started pvar's upkeep."
     );
     for h in &held {
         let _ = writeln!(md, "{h}.");
