@@ -28,7 +28,7 @@
 //! ~`PROF_BENCH_PAIRED_SECONDS` (0.025 s), one block calling `PMPI_Send`/`PMPI_Recv` directly
 //! (what the program calls without a tool: `MPI_Send` is the library's alias of `PMPI_Send`),
 //! the other `MPI_Send`/`MPI_Recv` through the tool, the order alternating;
-//! `PROF_BENCH_PAIRED_BLOCKS` (20) pairs per size in each of `PROF_BENCH_PAIRED_RUNS` (6)
+//! `PROF_BENCH_PAIRED_BLOCKS` (20) pairs per size in each of `PROF_BENCH_PAIRED_RUNS` (10)
 //! processes per tool. A tool's cost is its extra time per round trip, the median over every
 //! block pair of (tool − direct): CPU work, the same wherever the ranks were placed, where the
 //! direct path's own time differs twofold between processes. The ratios put the extras on the
@@ -48,7 +48,7 @@
 //! monitoring pvars live: `OMPI_MCA_pml_monitoring_enable=2 scripts/with-mpi openmpi5 ...`.
 //! Tables are printed in Markdown and written as JSON to
 //! `$CARGO_TARGET_DIR/prof-bench[-pml_monitoring].json`. Knobs: `PROF_BENCH_ROUNDS` (25),
-//! `PROF_BENCH_SECONDS` (0.2), `PROF_BENCH_PAIRED_RUNS` (6), `PROF_BENCH_PAIRED_BLOCKS` (20),
+//! `PROF_BENCH_SECONDS` (0.2), `PROF_BENCH_PAIRED_RUNS` (10), `PROF_BENCH_PAIRED_BLOCKS` (20),
 //! `PROF_BENCH_PAIRED_SECONDS` (0.025), `PROF_BENCH_RUNS` (whole runs per side, 5),
 //! `PROF_BENCH_ONLY` (`pingpong`, `paired` or `whole`: that part alone).
 
@@ -473,7 +473,7 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
 /// median direct time over every process: region / direct = (D + E_region) / D, call / C
 /// wrapper = (D + E_call) / (D + E_C).
 fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
-    let runs: usize = env_or("PROF_BENCH_PAIRED_RUNS", 6);
+    let runs: usize = env_or("PROF_BENCH_PAIRED_RUNS", 10);
     let blocks: usize = env_or("PROF_BENCH_PAIRED_BLOCKS", 20);
     let seconds: f64 = env_or("PROF_BENCH_PAIRED_SECONDS", 0.025);
     let configs: Vec<Config> = Config::ALL
