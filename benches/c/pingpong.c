@@ -10,7 +10,8 @@
  *       the other MPI_Send/MPI_Recv (through whatever tool is preloaded), the order alternating;
  *       prints "paired SIZE N BLOCKS" then "pair SIZE N PMPI_SECONDS MPI_SECONDS" per pair.
  *       Both sides run in one process, seconds apart: a tool's cost without the differences
- *       between processes (placement, memory layout) that make separate runs differ by up to 20%.
+ *       between processes (where the ranks landed), which make separate runs differ up to
+ *       twofold here.
  *       Everything outside the timed loops goes through PMPI_, so that no tool sees it.
  */
 #include <mpi.h>
