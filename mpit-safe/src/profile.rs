@@ -810,6 +810,17 @@ struct Probe<'s, L: Level> {
     decode: Decode,
     /// Bits of 64 the variable's width leaves unused ([`Decode::of`]).
     shift: u8,
+    /// Of a counter, timer, aggregate, state, size or generic variable of several elements
+    /// read on the stack ([`SMALL_BYTES`] at most): the bytes of its previous read, compared
+    /// before the elements are summed (most reads equal the one before). `None` for the rest.
+    seen: Option<Box<SeenBytes>>,
+}
+
+/// The bytes of a probe's previous read ([`Probe::seen`]).
+struct SeenBytes {
+    bytes: [u8; SMALL_BYTES],
+    /// Whether `bytes` holds a read yet.
+    valid: bool,
 }
 
 /// The rest of a handle's state, off the sampling loop's path.
@@ -1300,6 +1311,15 @@ impl<'s, L: Level> Profiler<'s, L> {
             kind,
             decode,
             shift,
+            seen: (count > 1
+                && count.saturating_mul(lane.size()) <= SMALL_BYTES
+                && matches!(kind, Kind::Delta | Kind::Raw))
+            .then(|| {
+                Box::new(SeenBytes {
+                    bytes: [0; SMALL_BYTES],
+                    valid: false,
+                })
+            }),
         });
         st.slots.push(Slot {
             object: (obj.bind() != Bind::NoObject).then(|| obj.identity()),
@@ -2314,17 +2334,26 @@ fn sample_multi<L: Level>(
     for p in ps {
         let n = p.count as usize;
         let bytes = n * p.lane.size();
-        let sum = if bytes <= SMALL_FEW {
-            small_sum::<SMALL_FEW, L>(&p.handle, p.lane)
+        let seen = p.seen.as_deref_mut();
+        let read = if bytes <= SMALL_FEW {
+            small_read::<SMALL_FEW, L>(&p.handle, p.lane, seen)
         } else if bytes <= SMALL_BYTES {
-            small_sum::<SMALL_BYTES, L>(&p.handle, p.lane)
+            small_read::<SMALL_BYTES, L>(&p.handle, p.lane, seen)
         } else {
-            read_sum(&p.handle, p.lane, n, scratch, None).ok()
+            read_sum(&p.handle, p.lane, n, scratch, None).map_or(Small::Failed, Small::Sum)
         };
-        // The error itself is not kept: only that the read failed.
-        let Some(v) = sum else {
-            read_failed(p);
-            continue;
+        let v = match read {
+            Small::Sum(v) => v,
+            // The bytes of the read before: the same sum, whose bits `prev` holds (a
+            // counter's last read, a state's last stored). Nothing to add to a counter, nor
+            // to the node holding the state already.
+            Small::Same if p.kind == Kind::Delta || node == p.seen_in => continue,
+            Small::Same => f64::from_bits(p.prev),
+            // The error itself is not kept: only that the read failed.
+            Small::Failed => {
+                read_failed(p);
+                continue;
+            }
         };
         match p.kind {
             Kind::Delta => {
@@ -2354,13 +2383,40 @@ const SMALL_BYTES: usize = 64;
 /// the whole buffer is summed, so its size is the work).
 const SMALL_FEW: usize = 16;
 
+/// What [`small_read`] gave.
+enum Small {
+    /// The read failed.
+    Failed,
+    /// The same bytes as the read before ([`Probe::seen`]): not summed.
+    Same,
+    /// The sum of the elements.
+    Sum(f64),
+}
+
 /// The sum of the elements of lane `lane` (at most [`SMALL_BYTES`] bytes) of a handle, read
-/// into the stack: what [`read_sum`] gives, without the scratch buffers or a call.
+/// into the stack: what [`read_sum`] gives, without the scratch buffers or a call; or, with
+/// `seen`, [`Small::Same`] if the bytes are those of the read before.
 #[inline(always)]
-fn small_sum<const B: usize, L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) -> Option<f64> {
+fn small_read<const B: usize, L: Level>(
+    h: &RawPvarHandle<'_, L>,
+    lane: Lane,
+    seen: Option<&mut SeenBytes>,
+) -> Small {
     let mut buf = [0u8; B];
-    ffi::pvar_read(h, &mut buf).ok()?;
-    Some(lane_sum(&buf, lane))
+    if ffi::pvar_read(h, &mut buf).is_err() {
+        return Small::Failed;
+    }
+    // B is at most SMALL_BYTES: the chunk is always there.
+    if let Some(seen) = seen
+        && let Some((prev, _)) = seen.bytes.split_first_chunk_mut::<B>()
+    {
+        if seen.valid && *prev == buf {
+            return Small::Same;
+        }
+        *prev = buf;
+        seen.valid = true;
+    }
+    Small::Sum(lane_sum(&buf, lane))
 }
 
 /// The sum of the elements of lane `lane` in `buf` (native order), as an `f64`: integers

@@ -237,3 +237,119 @@ fn call_mode_fast_path_conserves_counters() {
         }
     }
 }
+
+use mpit_safe::RawObject;
+use mpit_safe::profile::Elements;
+#[cfg(mpit_abi)]
+use mpit_safe::sys as ffi;
+#[cfg(not(mpit_abi))]
+use mpit_safe::sys::mpi_sys as ffi;
+
+const RAW_CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_RAW_CHILD";
+const RAW_TEST: &str = "raw_values_of_per_rank_elements_in_every_node";
+
+/// `MPI_COMM_WORLD` (a link-time object in rsmpi's bindings, a constant in the ABI's).
+fn comm_world() -> ffi::MPI_Comm {
+    #[cfg(mpit_abi)]
+    return ffi::MPI_COMM_WORLD;
+    // SAFETY: a link-time constant of the MPI library.
+    #[cfg(not(mpit_abi))]
+    return unsafe { ffi::RSMPI_COMM_WORLD };
+}
+
+/// A state, size or generic variable with an element per rank of `MPI_COMM_WORLD` (Open MPI's
+/// ob1 queue lengths, on 2 ranks) keeps its last value in every node sampled (spec 003 §0.5),
+/// also when its elements' bytes did not change between two nodes: the sampling loop compares
+/// a read's bytes with the read before and skips it only where the same node holds that value
+/// already. Call mode, regions a, b, a with calls in each. Open MPI must have the material;
+/// elsewhere the test says it had nothing to check.
+#[test]
+fn raw_values_of_per_rank_elements_in_every_node() {
+    if std::env::var_os(RAW_CHILD).is_some() {
+        let universe = mpi::initialize().expect("MPI_Init");
+        let world = universe.world();
+        let run = std::panic::catch_unwind(|| raw_values_per_rank(world.rank()));
+        if run.is_err() {
+            world.abort(3);
+        }
+        return;
+    }
+    let out = common::run_ranks(2, &[], RAW_TEST, RAW_CHILD, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "the 2-rank run failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for rank in 0..2 {
+        let tag = format!("rank {rank} checked ");
+        let line = stdout
+            .lines()
+            .find_map(|l| l.find(&tag).map(|at| &l[at..]))
+            .unwrap_or_else(|| panic!("rank {rank} did not report"));
+        if line.contains("checked 0 ") {
+            eprintln!(
+                "{} rank {rank}: no state, size or generic variable of several elements: \
+                 nothing to check",
+                mpit_safe::sys::IMPLEMENTATION
+            );
+        }
+    }
+}
+
+fn raw_values_per_rank(rank: i32) {
+    let mpit = Mpit::init().unwrap();
+    let session = mpit.session().unwrap();
+    let config = Config {
+        mode: Mode::Call,
+        functions: vec!["MPI_Send"],
+        root: "test".into(),
+        ..Config::default()
+    };
+    let p = Profiler::new(&session, config).unwrap();
+    // SAFETY: MPI_COMM_WORLD is live until MPI_Finalize, after this function.
+    let obj = unsafe { RawObject::comm(comm_world()) };
+    p.object_created(obj, "MPI_COMM_WORLD").unwrap();
+    for region in ["a", "b", "a"] {
+        let _r = p.region(region);
+        // More than TIME_FIRST calls: the later ones take the fast path's sampling.
+        for _ in 0..40 {
+            let c = p.call_enter(0);
+            p.call_exit(c);
+        }
+    }
+    p.object_freed(obj);
+    let r = p.finish().unwrap();
+    let several = |i: usize| {
+        r.elements
+            .iter()
+            .any(|e: &Elements| e.column == i && e.values.len() > 1)
+    };
+    let raw: Vec<usize> = (0..r.columns.len())
+        .filter(|&i| r.columns[i].metric == DerivedMetric::Raw && several(i))
+        .collect();
+    if mpit_safe::implementation().vendor == mpit_safe::Vendor::OpenMpi {
+        assert!(
+            !raw.is_empty(),
+            "Open MPI: no size-class variable with an element per rank of MPI_COMM_WORLD"
+        );
+    }
+    for path in [
+        &["test", "a"][..],
+        &["test", "a", "MPI_Send"],
+        &["test", "b"],
+        &["test", "b", "MPI_Send"],
+    ] {
+        let (_, n) = common::node(&r, path);
+        for &i in &raw {
+            assert!(
+                matches!(n.metrics[i], Metric::Raw { last: Some(_) }),
+                "rank {rank} {path:?}, {}: {:?}",
+                r.columns[i].info.name,
+                n.metrics[i]
+            );
+        }
+    }
+    println!("rank {rank} checked {} variables", raw.len());
+}
