@@ -779,7 +779,7 @@ impl Decode {
     }
 }
 
-/// A handle as the sampling loop sees it: the handle and what a sample of it needs, 64 bytes,
+/// A handle as the sampling loop sees it: the handle and what a sample of it needs, 72 bytes,
 /// walked contiguously (the handle's other state is in its [`Slot`], at the same index).
 struct Probe<'s, L: Level> {
     handle: RawPvarHandle<'s, L>,
@@ -810,13 +810,9 @@ struct Probe<'s, L: Level> {
     decode: Decode,
     /// Bits of 64 the variable's width leaves unused ([`Decode::of`]).
     shift: u8,
-    /// Of a counter, timer, aggregate, state, size or generic variable of several elements
-    /// read on the stack ([`SMALL_BYTES`] at most): the bytes of its previous read, compared
-    /// before the elements are summed (most reads equal the one before). `None` for the rest.
-    seen: Option<Box<SeenBytes>>,
 }
 
-/// The bytes of a probe's previous read ([`Probe::seen`]).
+/// The bytes of a probe's previous read ([`Slot::seen`]).
 struct SeenBytes {
     bytes: [u8; SMALL_BYTES],
     /// Whether `bytes` holds a read yet.
@@ -830,6 +826,11 @@ struct Slot {
     label: Box<str>,
     /// Per-element values at allocation (handles of several elements).
     first: Vec<f64>,
+    /// Of a counter, timer, aggregate, state, size or generic variable of several elements
+    /// read on the stack ([`SMALL_BYTES`] at most): the bytes of its previous read, compared
+    /// before the elements are summed (most reads equal the one before). `None` for the rest
+    /// (here, not in the [`Probe`]: only those probes use it).
+    seen: Option<Box<SeenBytes>>,
 }
 
 /// A sum of a handle's elements as an `f64`.
@@ -1311,6 +1312,11 @@ impl<'s, L: Level> Profiler<'s, L> {
             kind,
             decode,
             shift,
+        });
+        st.slots.push(Slot {
+            object: (obj.bind() != Bind::NoObject).then(|| obj.identity()),
+            label: label.into(),
+            first,
             seen: (count > 1
                 && count.saturating_mul(lane.size()) <= SMALL_BYTES
                 && matches!(kind, Kind::Delta | Kind::Raw))
@@ -1320,11 +1326,6 @@ impl<'s, L: Level> Profiler<'s, L> {
                     valid: false,
                 })
             }),
-        });
-        st.slots.push(Slot {
-            object: (obj.bind() != Bind::NoObject).then(|| obj.identity()),
-            label: label.into(),
-            first,
         });
     }
 
@@ -2127,6 +2128,7 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let State {
         probes,
+        slots,
         ones,
         runs,
         scratch,
@@ -2162,7 +2164,8 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         }
     }
     if !multi.is_empty() {
-        sample_multi(multi, acc, scratch, node);
+        let multi_slots = slots.get_mut(ones..).unwrap_or_default();
+        sample_multi(multi, multi_slots, acc, scratch, node);
     }
 }
 
@@ -2327,14 +2330,17 @@ fn huge(d: u64) -> f64 {
 #[inline(always)]
 fn sample_multi<L: Level>(
     ps: &mut [Probe<'_, L>],
+    slots: &mut [Slot],
     acc: &mut [f64],
     scratch: &mut Scratch,
     node: u32,
 ) {
+    // `slots` is at the probes' indices (`State::slots`).
+    let mut slots = slots.iter_mut();
     for p in ps {
         let n = p.count as usize;
         let bytes = n * p.lane.size();
-        let seen = p.seen.as_deref_mut();
+        let seen = slots.next().and_then(|s| s.seen.as_deref_mut());
         let read = if bytes <= SMALL_FEW {
             small_read::<SMALL_FEW, L>(&p.handle, p.lane, seen)
         } else if bytes <= SMALL_BYTES {
@@ -2569,6 +2575,17 @@ impl<L: Level> EndTo for Profiler<'_, L> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sampling loop walks the probes contiguously: a probe must not grow past the 72
+    /// bytes the loop was measured with (what only some probes need goes in the [`Slot`]).
+    #[test]
+    fn a_probe_stays_small() {
+        assert!(
+            std::mem::size_of::<Probe<'static, crate::level::Multiple>>() <= 72,
+            "{} bytes",
+            std::mem::size_of::<Probe<'static, crate::level::Multiple>>()
+        );
+    }
     use mpit_core::{Watermark, WatermarkTracker};
     use proptest::prelude::*;
 
