@@ -1154,6 +1154,14 @@ pub(crate) fn pvar_write<T: Scalar, L: Level>(h: &RawPvarHandle<'_, L>, buf: &[T
     })
 }
 
+impl<L: Level> RawPvarHandle<'_, L> {
+    /// Bytes a read writes: the count times the datatype's size.
+    #[inline(always)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
 impl<L: Level> Drop for RawPvarHandle<'_, L> {
     fn drop(&mut self) {
         // SAFETY: allocated in this session, which outlives the handle (borrowed), and freed
