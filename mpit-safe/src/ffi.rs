@@ -1162,6 +1162,39 @@ impl<L: Level> RawPvarHandle<'_, L> {
     }
 }
 
+/// A performance variable handle whose variable takes at most 8 bytes, checked once when it
+/// is made: read into a `u64` with no check of the size per read (the profiler's call mode
+/// reads dozens of them at every MPI call; the check was a load, a compare and a branch each).
+pub(crate) struct WordPvarHandle<'s, L: Level>(RawPvarHandle<'s, L>);
+
+impl<'s, L: Level> WordPvarHandle<'s, L> {
+    /// `h` as a word handle if its variable takes at most 8 bytes, else `h` back.
+    pub(crate) fn new(h: RawPvarHandle<'s, L>) -> std::result::Result<Self, RawPvarHandle<'s, L>> {
+        if h.bytes <= size_of::<u64>() {
+            Ok(Self(h))
+        } else {
+            Err(h)
+        }
+    }
+
+    /// The handle, for everything but the word read.
+    #[inline(always)]
+    pub(crate) fn handle(&self) -> &RawPvarHandle<'s, L> {
+        &self.0
+    }
+
+    /// `MPI_T_pvar_read` into the first bytes of `word` (the rest as they were).
+    #[inline(always)]
+    pub(crate) fn read(&self, word: &mut u64) -> Result<()> {
+        // SAFETY: a live handle in its live session (borrowed); its variable takes at most the
+        // 8 bytes of `word` (checked in `new`; a handle's size never changes), and a `u64`
+        // takes any bytes MPI writes.
+        check(unsafe {
+            sys::MPI_T_pvar_read(self.0.session, self.0.raw, std::ptr::from_mut(word).cast())
+        })
+    }
+}
+
 impl<L: Level> Drop for RawPvarHandle<'_, L> {
     fn drop(&mut self) {
         // SAFETY: allocated in this session, which outlives the handle (borrowed), and freed

@@ -65,7 +65,7 @@ use mpit_core::{
     Scalar, Verbosity,
 };
 
-use crate::ffi::{self, RawPvarHandle};
+use crate::ffi::{self, RawPvarHandle, WordPvarHandle};
 use crate::init::level::{Level, Single};
 use crate::object::RawObject;
 use crate::session::Session;
@@ -780,9 +780,11 @@ impl Decode {
 }
 
 /// A handle as the sampling loop sees it: the handle and what a sample of it needs, 72 bytes,
-/// walked contiguously (the handle's other state is in its [`Slot`], at the same index).
-struct Probe<'s, L: Level> {
-    handle: RawPvarHandle<'s, L>,
+/// walked contiguously (the handle's other state is in its [`Slot`], at the same index). `H`:
+/// a [`WordPvarHandle`] for the one-element variables ([`State::words`]), read with no size
+/// check, or any handle ([`State::probes`]).
+struct Probe<H> {
+    handle: H,
     /// The previous value of a counter, timer, aggregate or watermark: deltas and moves are
     /// measured from it. NaN before a watermark's first value.
     last: f64,
@@ -810,6 +812,28 @@ struct Probe<'s, L: Level> {
     decode: Decode,
     /// Bits of 64 the variable's width leaves unused ([`Decode::of`]).
     shift: u8,
+}
+
+/// A probe of a one-element variable of at most 8 bytes ([`State::words`]).
+type WordProbe<'s, L> = Probe<WordPvarHandle<'s, L>>;
+/// A probe of any other variable ([`State::probes`]).
+type AnyProbe<'s, L> = Probe<RawPvarHandle<'s, L>>;
+
+/// The handle inside a [`Probe`], of either kind.
+trait Held<'s, L: Level> {
+    fn raw(&self) -> &RawPvarHandle<'s, L>;
+}
+
+impl<'s, L: Level> Held<'s, L> for RawPvarHandle<'s, L> {
+    fn raw(&self) -> &RawPvarHandle<'s, L> {
+        self
+    }
+}
+
+impl<'s, L: Level> Held<'s, L> for WordPvarHandle<'s, L> {
+    fn raw(&self) -> &RawPvarHandle<'s, L> {
+        self.handle()
+    }
 }
 
 /// The bytes of a probe's previous read ([`Slot::seen`]).
@@ -959,14 +983,17 @@ struct State<'s, L: Level> {
     /// Short calls until the next timed one.
     countdown: u32,
     in_call: u32,
-    /// The handles, in the sampling loop's order, and the rest of each at the same index.
-    probes: Vec<Probe<'s, L>>,
-    /// How many of `probes` (the first) have one element ([`State::replan`]).
-    ones: usize,
-    /// The runs of one-element probes of one decoding and one kind, in order: where each
-    /// ends in `probes` ([`State::replan`]). The sampling loop goes run by run, each without
-    /// a branch on the decoding or the kind.
+    /// The handles of one element of at most 8 bytes, in the sampling loop's order
+    /// ([`State::replan`]), and the rest of each at the same index in `word_slots`.
+    words: Vec<WordProbe<'s, L>>,
+    word_slots: Vec<Slot>,
+    /// The runs of `words` of one decoding and one kind, in order: where each ends in `words`
+    /// ([`State::replan`]). The sampling loop goes run by run, each without a branch on the
+    /// decoding or the kind.
     runs: Vec<(Decode, Kind, u32)>,
+    /// The other handles (several elements), and the rest of each at the same index in
+    /// `slots`.
+    probes: Vec<AnyProbe<'s, L>>,
     nodes: Vec<Node>,
     stack: Vec<Frame>,
     /// [`Profiler::stop`] ran: nothing more is measured.
@@ -1077,9 +1104,10 @@ impl<'s, L: Level> Profiler<'s, L> {
             by_index: Vec::new(),
             bound: Vec::new(),
             objects: Vec::new(),
+            words: Vec::new(),
+            word_slots: Vec::new(),
             probes: Vec::new(),
             slots: Vec::new(),
-            ones: 0,
             runs: Vec::new(),
             layout: Vec::new(),
             zero: Vec::new(),
@@ -1149,7 +1177,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     fn refresh_locked(&self, st: &mut State<'s, L>) -> Result<usize> {
         let mpit = self.session.mpit();
         let n = mpit.pvar_count()?;
-        let before = st.slots.len();
+        let before = st.handles();
         for index in st.by_index.len()..n {
             st.by_index.push(NONE);
             let info = match mpit.pvar_info(index) {
@@ -1213,7 +1241,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         }
         // A column none of whose handles could be allocated stays in the report (a bound
         // variable may get objects later); unbound ones refused are listed as skipped.
-        let added = st.slots.len() - before;
+        let added = st.handles() - before;
         if added > 0 {
             st.replan();
         }
@@ -1297,23 +1325,30 @@ impl<'s, L: Level> Profiler<'s, L> {
             }
             _ => last.to_bits(),
         };
-        st.probes.push(Probe {
-            handle,
-            last,
-            prev,
-            column: column as u32,
-            at: st.layout.get(column).map_or(u32::MAX, |l| l.1),
-            // Handles are allocated by the thousand at most: `count` fits (else it reads as
-            // several elements through `read_sum`, which refuses a short buffer).
-            count: u32::try_from(count).unwrap_or(u32::MAX),
-            failures,
-            seen_in: NONE,
-            lane,
-            kind,
-            decode,
-            shift,
-        });
-        st.slots.push(Slot {
+        let at = st.layout.get(column).map_or(u32::MAX, |l| l.1);
+        // Handles are allocated by the thousand at most: `count` fits (else it reads as
+        // several elements through `read_sum`, which refuses a short buffer).
+        let elements = u32::try_from(count).unwrap_or(u32::MAX);
+        // The probe of `handle`, of either type.
+        macro_rules! probe {
+            ($handle:expr) => {
+                Probe {
+                    handle: $handle,
+                    last,
+                    prev,
+                    column: column as u32,
+                    at,
+                    count: elements,
+                    failures,
+                    seen_in: NONE,
+                    lane,
+                    kind,
+                    decode,
+                    shift,
+                }
+            };
+        }
+        let slot = Slot {
             object: (obj.bind() != Bind::NoObject).then(|| obj.identity()),
             label: label.into(),
             first,
@@ -1326,7 +1361,22 @@ impl<'s, L: Level> Profiler<'s, L> {
                     valid: false,
                 })
             }),
-        });
+        };
+        let word = if count == 1 {
+            WordPvarHandle::new(handle)
+        } else {
+            Err(handle)
+        };
+        match word {
+            Ok(word) => {
+                st.words.push(probe!(word));
+                st.word_slots.push(slot);
+            }
+            Err(handle) => {
+                st.probes.push(probe!(handle));
+                st.slots.push(slot);
+            }
+        }
     }
 
     /// Allocates handles for every variable bound to `obj`'s kind (call after the object is
@@ -1349,7 +1399,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             st.notes
                 .push(format!("looking for new variables failed: {e}"));
         }
-        let before = st.slots.len();
+        let before = st.handles();
         st.objects.push((obj, label.into()));
         let wanted: Vec<(usize, usize)> = st
             .bound
@@ -1360,7 +1410,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         for (index, column) in wanted {
             self.allocate(&mut st, index, column, obj, label);
         }
-        let added = st.slots.len() - before;
+        let added = st.handles() - before;
         if added > 0 {
             st.replan();
         }
@@ -1376,20 +1426,18 @@ impl<'s, L: Level> Profiler<'s, L> {
         };
         let id = obj.identity();
         st.objects.retain(|(o, _)| o.identity() != id);
-        if !st.slots.iter().any(|s| s.object == Some(id)) {
+        let bound_to = |s: &Slot| s.object == Some(id);
+        if !st.word_slots.iter().chain(&st.slots).any(bound_to) {
             return;
         }
         let node = st.innermost();
         self.sample_into(&mut st, node);
-        let mut i = 0;
-        while i < st.slots.len() {
-            if st.slots[i].object == Some(id) {
-                let slot = st.slots.swap_remove(i);
-                let probe = st.probes.swap_remove(i);
-                st.retire(probe, slot);
-            } else {
-                i += 1;
-            }
+        let st = &mut *st;
+        for (probe, slot) in take_where(&mut st.words, &mut st.word_slots, bound_to) {
+            st.retire(probe, slot);
+        }
+        for (probe, slot) in take_where(&mut st.probes, &mut st.slots, bound_to) {
+            st.retire(probe, slot);
         }
         st.replan();
     }
@@ -1520,7 +1568,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             return None;
         }
         // Call mode without handles has nothing to read: it counts like region mode.
-        if self.mode == Mode::Call && !st.probes.is_empty() {
+        if self.mode == Mode::Call && !(st.words.is_empty() && st.probes.is_empty()) {
             return self.call_mode_enter(st, slot);
         }
         fs.calls += 1;
@@ -1803,7 +1851,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// Reads every handle and attributes the change since the previous sample to `node`.
     #[inline(always)]
     fn sample_into(&self, st: &mut State<'s, L>, node: u32) {
-        if !st.probes.is_empty() {
+        if st.handles() > 0 {
             sample(st, node)
         }
     }
@@ -1852,8 +1900,11 @@ impl<'s, L: Level> Profiler<'s, L> {
             }
         }
         let (ns_per_tick, duration_ns) = clock.calibrate();
-        st.ones = 0;
         st.runs.clear();
+        let words = std::mem::take(&mut st.words);
+        for (probe, slot) in words.into_iter().zip(std::mem::take(&mut st.word_slots)) {
+            st.retire(probe, slot);
+        }
         let probes = std::mem::take(&mut st.probes);
         for (probe, slot) in probes.into_iter().zip(std::mem::take(&mut st.slots)) {
             st.retire(probe, slot);
@@ -2043,27 +2094,31 @@ impl<'s, L: Level> State<'s, L> {
         c
     }
 
-    /// Orders the probes (and their slots): those of one element first, in runs of one
-    /// decoding and one kind (the sampling loop's [`State::runs`]); after handles came or went.
+    /// Orders the one-element probes (and their slots) in runs of one decoding and one kind
+    /// (the sampling loop's [`State::runs`]); after handles came or went.
     fn replan(&mut self) {
-        let probes = std::mem::take(&mut self.probes);
-        let slots = std::mem::take(&mut self.slots);
-        let mut pairs: Vec<(Probe<'s, L>, Slot)> = probes.into_iter().zip(slots).collect();
+        let words = std::mem::take(&mut self.words);
+        let slots = std::mem::take(&mut self.word_slots);
+        let mut pairs: Vec<(WordProbe<'s, L>, Slot)> = words.into_iter().zip(slots).collect();
         // Stable: within a run, the order of allocation.
-        pairs.sort_by_key(|(p, _)| (p.count != 1, p.decode as u8, p.kind));
-        self.ones = pairs.iter().take_while(|(p, _)| p.count == 1).count();
+        pairs.sort_by_key(|(p, _)| (p.decode as u8, p.kind));
         self.runs.clear();
-        for (i, (p, _)) in pairs[..self.ones].iter().enumerate() {
+        for (i, (p, _)) in pairs.iter().enumerate() {
             match self.runs.last_mut() {
                 Some((d, k, end)) if (*d, *k) == (p.decode, p.kind) => *end = i as u32 + 1,
                 _ => self.runs.push((p.decode, p.kind, i as u32 + 1)),
             }
         }
-        (self.probes, self.slots) = pairs.into_iter().unzip();
+        (self.words, self.word_slots) = pairs.into_iter().unzip();
+    }
+
+    /// Handles held: one-element and other.
+    fn handles(&self) -> usize {
+        self.word_slots.len() + self.slots.len()
     }
 
     /// A handle leaves: its per-element totals are kept, failures noted, the handle freed.
-    fn retire(&mut self, probe: Probe<'s, L>, slot: Slot) {
+    fn retire<H: Held<'s, L>>(&mut self, probe: Probe<H>, slot: Slot) {
         let column = probe.column as usize;
         let Some(col) = self.columns.get(column) else {
             return;
@@ -2085,7 +2140,7 @@ impl<'s, L: Level> State<'s, L> {
         if count > 1 {
             let mut values = Vec::with_capacity(count);
             if read_sum(
-                &probe.handle,
+                probe.handle.raw(),
                 probe.lane,
                 count,
                 &mut self.scratch,
@@ -2110,6 +2165,25 @@ impl<'s, L: Level> State<'s, L> {
     }
 }
 
+/// Takes the probes whose slot `pick` chooses out of `probes` and `slots` (at the same
+/// indices), the others left in place (in another order).
+fn take_where<H>(
+    probes: &mut Vec<Probe<H>>,
+    slots: &mut Vec<Slot>,
+    pick: impl Fn(&Slot) -> bool,
+) -> Vec<(Probe<H>, Slot)> {
+    let mut taken = Vec::new();
+    let mut i = 0;
+    while i < slots.len() {
+        if pick(&slots[i]) {
+            taken.push((probes.swap_remove(i), slots.swap_remove(i)));
+        } else {
+            i += 1;
+        }
+    }
+    taken
+}
+
 /// Reads every handle and attributes the change since the previous sample to `node`.
 #[inline(never)]
 fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
@@ -2127,9 +2201,9 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 #[inline(always)]
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let State {
-        probes,
+        words: one,
+        probes: multi,
         slots,
-        ones,
         runs,
         scratch,
         nodes,
@@ -2139,8 +2213,6 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         return;
     };
     let acc = &mut n.acc[..];
-    let ones = (*ones).min(probes.len());
-    let (one, multi) = probes.split_at_mut(ones);
     let mut start = 0;
     for &(decode, kind, end) in runs.iter() {
         let end = (end as usize).clamp(start, one.len());
@@ -2164,8 +2236,7 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         }
     }
     if !multi.is_empty() {
-        let multi_slots = slots.get_mut(ones..).unwrap_or_default();
-        sample_multi(multi, multi_slots, acc, scratch, node);
+        sample_multi(multi, slots, acc, scratch, node);
     }
 }
 
@@ -2182,7 +2253,7 @@ const OTHER: u8 = 2;
 /// own kind, out of line).
 #[inline(always)]
 fn sample_run<const D: u8, const K: u8, L: Level>(
-    run: &mut [Probe<'_, L>],
+    run: &mut [WordProbe<'_, L>],
     acc: &mut [f64],
     node: u32,
 ) {
@@ -2191,7 +2262,7 @@ fn sample_run<const D: u8, const K: u8, L: Level>(
     // A `u64`, not bytes: a 64-bit counter's value is the word as read, in a register.
     let mut word = 0u64;
     for p in run {
-        if ffi::pvar_read(&p.handle, std::slice::from_mut(&mut word)).is_err() {
+        if p.handle.read(&mut word).is_err() {
             read_failed(p);
             continue;
         }
@@ -2232,7 +2303,7 @@ fn sample_run<const D: u8, const K: u8, L: Level>(
 /// last value stored, [`Probe::seen_in`]): storing it again would change nothing. If not, the
 /// read becomes the one stored last.
 #[inline(always)]
-fn stored_already<L: Level>(p: &mut Probe<'_, L>, bits: u64, node: u32) -> bool {
+fn stored_already<H>(p: &mut Probe<H>, bits: u64, node: u32) -> bool {
     if bits == p.prev && node == p.seen_in {
         return true;
     }
@@ -2331,7 +2402,7 @@ fn huge(d: u64) -> f64 {
 /// communicator), else through the scratch buffers, out of line.
 #[inline(always)]
 fn sample_multi<L: Level>(
-    ps: &mut [Probe<'_, L>],
+    ps: &mut [AnyProbe<'_, L>],
     slots: &mut [Slot],
     acc: &mut [f64],
     scratch: &mut Scratch,
@@ -2474,7 +2545,7 @@ fn lane_sum<const B: usize>(buf: &[u8; B], lane: Lane) -> f64 {
 
 #[cold]
 #[inline(never)]
-fn read_failed<L: Level>(p: &mut Probe<'_, L>) {
+fn read_failed<H>(p: &mut Probe<H>) {
     p.failures = p.failures.saturating_add(1);
 }
 
@@ -2600,9 +2671,14 @@ mod tests {
     #[test]
     fn a_probe_stays_small() {
         assert!(
-            std::mem::size_of::<Probe<'static, crate::level::Multiple>>() <= 72,
+            std::mem::size_of::<AnyProbe<'static, crate::level::Multiple>>() <= 72,
             "{} bytes",
-            std::mem::size_of::<Probe<'static, crate::level::Multiple>>()
+            std::mem::size_of::<AnyProbe<'static, crate::level::Multiple>>()
+        );
+        assert!(
+            std::mem::size_of::<WordProbe<'static, crate::level::Multiple>>() <= 72,
+            "{} bytes",
+            std::mem::size_of::<WordProbe<'static, crate::level::Multiple>>()
         );
     }
     /// A several-element read is skipped when `same_bytes` says its bytes are the previous
