@@ -39,6 +39,12 @@
 //! process (a started pvar's upkeep inside MPI, say) slows both blocks and shows only in the
 //! separate processes' table.
 //!
+//! **Trio** (a cross-check of call/C): `benches/c/floor_trio.c` makes, in one process, block
+//! triples of the direct path, the C wrapper's reads written into the program (the floor) and
+//! the preloaded tool, under call mode and under the preloaded C wrapper; call − floor without
+//! the differences between processes, and C wrapper − floor, what the place of the same C code
+//! costs.
+//!
 //! **Whole runs.** Real programs from Debian whose `libmpi` is, here, the one the profiler
 //! loads (`NPopenmpi` and `hpcc` on Debian's Open MPI and on the ABI-compatible Open MPI 5
 //! wheel, `NPmpich2` on Debian's MPICH), with fixed work, bare against
@@ -53,7 +59,7 @@
 //! `$CARGO_TARGET_DIR/prof-bench[-pml_monitoring].json`. Knobs: `PROF_BENCH_ROUNDS` (25),
 //! `PROF_BENCH_SECONDS` (0.2), `PROF_BENCH_PAIRED_RUNS` (10), `PROF_BENCH_PAIRED_BLOCKS` (20),
 //! `PROF_BENCH_PAIRED_SECONDS` (0.025), `PROF_BENCH_RUNS` (whole runs per side, 15),
-//! `PROF_BENCH_ONLY` (`pingpong`, `paired` or `whole`: that part alone).
+//! `PROF_BENCH_ONLY` (`pingpong`, `paired`, `trio` or `whole`: that part alone).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -115,6 +121,7 @@ struct Bench {
     mpiexec: Vec<String>,
     work: PathBuf,
     pingpong: PathBuf,
+    trio: PathBuf,
     cwrap: PathBuf,
     null: PathBuf,
     prof: Option<PathBuf>,
@@ -755,6 +762,107 @@ fn profile_says(bench: &Bench, config: Config, expected: u64) -> String {
     )
 }
 
+/// The trio part: `floor_trio` (block triples in one process: the direct path, the C
+/// wrapper's reads written into the program, the preloaded tool) under call mode and under the
+/// preloaded C wrapper, `PROF_BENCH_PAIRED_RUNS` processes each, interleaved. A cross-check of
+/// the paired part's call/C, not a verdict: call − floor is call mode against the same reads
+/// in its own process, and C wrapper − floor is what the place of the same C code costs.
+fn trio(bench: &Bench, label: &str, md: &mut String) -> Value {
+    let Some(prof) = &bench.prof else {
+        return json!(null);
+    };
+    let runs: usize = env_or("PROF_BENCH_PAIRED_RUNS", 10);
+    let blocks: usize = env_or("PROF_BENCH_PAIRED_BLOCKS", 20);
+    let seconds: f64 = env_or("PROF_BENCH_PAIRED_SECONDS", 0.025);
+    let sizes = [0u64, 1024];
+    // [tool][size]: direct µs, floor − direct and tool − floor in µs, per round trip.
+    let mut direct = vec![vec![Vec::new(); sizes.len()]; 2];
+    let mut floor = vec![vec![Vec::new(); sizes.len()]; 2];
+    let mut over = vec![vec![Vec::new(); sizes.len()]; 2];
+    for r in 0..runs {
+        for k in 0..2 {
+            let t = (r + k) % 2;
+            let mut cmd = bench.mpiexec();
+            if t == 0 {
+                cmd.arg(prof)
+                    .args(["--mode", "call", "--output"])
+                    .arg(bench.work.join("out-trio"))
+                    .arg("--");
+            } else {
+                cmd.arg("env")
+                    .arg(format!("LD_PRELOAD={}", bench.cwrap.display()));
+            }
+            cmd.arg(&bench.trio)
+                .args([seconds.to_string(), blocks.to_string()]);
+            let out = run(cmd, "floor_trio");
+            let mut got = 0;
+            for l in String::from_utf8_lossy(&out.stdout).lines() {
+                let f: Vec<f64> = l
+                    .split_whitespace()
+                    .skip(1)
+                    .filter_map(|v| v.parse().ok())
+                    .collect();
+                if !l.starts_with("trio ") || f.len() != 5 {
+                    continue;
+                }
+                let Some(s) = sizes.iter().position(|&x| x as f64 == f[0]) else {
+                    continue;
+                };
+                let n = f[1];
+                direct[t][s].push(f[2] / n * 1e6);
+                floor[t][s].push((f[3] - f[2]) / n * 1e6);
+                over[t][s].push((f[4] - f[3]) / n * 1e6);
+                got += 1;
+            }
+            if got != blocks * sizes.len() {
+                fail(format!("floor_trio run {r}: {got} triples"));
+            }
+        }
+        eprint!("\rtrio run {}/{runs}", r + 1);
+    }
+    eprintln!();
+    let _ = writeln!(
+        md,
+        "\n**Against the floor in the same process** (a cross-check): block triples of the \
+         direct path, the C wrapper's reads written into the program (the floor) and the \
+         preloaded tool.\n\n\
+         | implementation | size | direct µs | floor + ns | call − floor ns | C wrapper − floor ns \
+         | (D + floor + call − floor) / (D + floor) |\n|---|---|---|---|---|---|---|"
+    );
+    let mut rows = Vec::new();
+    for (s, &size) in sizes.iter().enumerate() {
+        let all = |v: &Vec<Vec<Vec<f64>>>| {
+            median(&mut v.iter().flat_map(|x| x[s].clone()).collect::<Vec<_>>())
+        };
+        let d = all(&direct);
+        let f = all(&floor);
+        let call = median(&mut over[0][s].clone());
+        let cwrap = median(&mut over[1][s].clone());
+        let ratio = (d + f + call) / (d + f);
+        let _ = writeln!(
+            md,
+            "| {label} | {} | {d:.3} | {:.1} | {:.1} | {:.1} | {ratio:.3} |",
+            size_name(size),
+            f * 1e3,
+            call * 1e3,
+            cwrap * 1e3,
+        );
+        rows.push(json!({
+            "size": size, "direct_us": d, "floor_extra_us": f,
+            "call_minus_floor_us": call, "cwrap_minus_floor_us": cwrap,
+            "call_over_floor": ratio,
+            "blocks_call_minus_floor_us": over[0][s], "blocks_cwrap_minus_floor_us": over[1][s],
+        }));
+    }
+    let _ = writeln!(
+        md,
+        "\n{runs} processes per tool, {blocks} triples of ~{seconds} s per size in each, the \
+         order rotating; medians over every triple. C wrapper − floor: the same reads preloaded \
+         against written into the program, the floor's own spread with where its code sits."
+    );
+    json!(rows)
+}
+
 /// A real program of this MPI for whole runs: name, command line, files it needs in its
 /// working directory.
 struct Program {
@@ -932,6 +1040,8 @@ fn main() {
     let pingpong_bin = work.join("pingpong");
     let cwrap = work.join("libprof_cwrap.so");
     compile("pingpong.c", &pingpong_bin, &[]);
+    let trio_bin = work.join("floor_trio");
+    compile("floor_trio.c", &trio_bin, &[]);
     compile("prof_cwrap.c", &cwrap, &["-shared", "-fPIC"]);
     let null = work.join("libprof_null.so");
     compile("prof_null.c", &null, &["-shared", "-fPIC"]);
@@ -940,6 +1050,7 @@ fn main() {
         mpiexec,
         work,
         pingpong: pingpong_bin,
+        trio: trio_bin,
         cwrap,
         null,
         prof,
@@ -950,6 +1061,7 @@ fn main() {
     let part = |p: &str| only.is_empty() || only == p;
     let pp = part("pingpong").then(|| pingpong(&bench, &label, &mut md));
     let pp1 = part("paired").then(|| paired(&bench, &label, &mut md));
+    let floor = part("trio").then(|| trio(&bench, &label, &mut md));
     let whole = part("whole").then(|| whole_runs(&bench, &label, &mut md));
 
     println!("\nmpit-prof overhead, {label}, 2 ranks:\n\n{md}");
@@ -970,6 +1082,7 @@ fn main() {
             .unwrap_or(0),
         "pingpong": pp,
         "paired": pp1,
+        "trio": floor,
         "whole_runs": whole,
         "markdown": md,
     });

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inproc.h"
+
 static const int sizes[3] = {0, 1024, 1 << 20};
 
 /* n round trips of `size` bytes between ranks 0 and 1; rank 0's time in seconds. */
@@ -39,47 +41,15 @@ static double loop(char *buf, int size, long n, int rank) {
   return MPI_Wtime() - t0;
 }
 
-/* n round trips as `loop`, calling PMPI_ (the direct path) or MPI_ (through a preloaded tool),
- * after a warm-up of n / 20 + 1; the barrier and the clock are PMPI_'s either way. */
-#define PAIRED_LOOP(NAME, SEND, RECV)                                                   \
-  static double NAME(char *buf, int size, long n, int rank) {                           \
-    long i;                                                                             \
-    double t0 = 0.0;                                                                    \
-    PMPI_Barrier(MPI_COMM_WORLD);                                                       \
-    for (i = -(n / 20 + 1); i < n; i++) {                                               \
-      if (i == 0) t0 = PMPI_Wtime();                                                    \
-      if (rank == 0) {                                                                  \
-        SEND(buf, size, MPI_CHAR, 1, 7, MPI_COMM_WORLD);                                \
-        RECV(buf, size, MPI_CHAR, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);             \
-      } else {                                                                          \
-        RECV(buf, size, MPI_CHAR, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);             \
-        SEND(buf, size, MPI_CHAR, 0, 7, MPI_COMM_WORLD);                                \
-      }                                                                                 \
-    }                                                                                   \
-    return PMPI_Wtime() - t0;                                                           \
-  }
-PAIRED_LOOP(loop_pmpi, PMPI_Send, PMPI_Recv)
-PAIRED_LOOP(loop_mpi, MPI_Send, MPI_Recv)
+TIMED_LOOP(loop_pmpi, (void)0, PMPI_Send, PMPI_Recv, (void)0)
+TIMED_LOOP(loop_mpi, (void)0, MPI_Send, MPI_Recv, (void)0)
 
 /* The paired mode (see the top): calibrated on the direct path, rank 0's counts broadcast. */
 static void paired(char *buf, double seconds, long blocks, int rank) {
   int k;
   long b;
   for (k = 0; k < 3; k++) {
-    long n = 8;
-    for (;;) {
-      /* The fastest of three: one slow moment of the host must not set the block length. */
-      double t = loop_pmpi(buf, sizes[k], n, rank), u;
-      int r;
-      for (r = 0; r < 2; r++)
-        if ((u = loop_pmpi(buf, sizes[k], n, rank)) < t) t = u;
-      PMPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      if (t >= seconds / 4) {
-        n = (long)(n * seconds / t) + 1;
-        break;
-      }
-      n *= 4;
-    }
+    long n = calibrate(loop_pmpi, buf, sizes[k], seconds, rank);
     if (rank == 0) printf("paired %d %ld %ld\n", sizes[k], n, blocks);
     for (b = 0; b < blocks; b++) {
       double direct, tool;
