@@ -262,13 +262,10 @@ fn lines_of(out: &Output, word: &str, field: usize) -> Vec<(u64, f64)> {
 /// Half the interquartile range of `v` over its median: how much one run differs from the
 /// next.
 fn half_iqr(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let q = |f: f64| v[((v.len() - 1) as f64 * f).round() as usize];
     if v.is_empty() {
         return 0.0;
     }
-    (q(0.75) - q(0.25)) / 2.0 / q(0.5)
+    (quantile(v, 0.75) - quantile(v, 0.25)) / 2.0 / quantile(v, 0.5)
 }
 
 fn min(v: &[f64]) -> f64 {
@@ -315,14 +312,13 @@ fn quartile_ratio(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
         x ^= x >> 27;
         (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
     };
-    let mut boot: Vec<f64> = (0..2000)
+    let boot: Vec<f64> = (0..2000)
         .map(|_| {
             let ra: Vec<f64> = (0..a.len()).map(|_| a[pick(a.len())]).collect();
             let rb: Vec<f64> = (0..b.len()).map(|_| b[pick(b.len())]).collect();
             quantile(&ra, Q) / quantile(&rb, Q)
         })
         .collect();
-    boot.sort_by(f64::total_cmp);
     (point, quantile(&boot, 0.05), quantile(&boot, 0.95))
 }
 
