@@ -908,7 +908,7 @@ fn programs(bench: &Bench) -> Vec<Program> {
     };
     // Runs of 3-4 s here (many of them: one run says little, where it landed decides up to
     // threefold). Not much shorter: a 1-second run measures process start-up, where
-    // mpit-prof's own is 5-10 ms.
+    // mpit-prof's own is a few ms.
     let netpipe = |bin: &str| Program {
         name: "NetPIPE",
         argv: [
