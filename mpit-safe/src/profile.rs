@@ -836,9 +836,12 @@ impl<'s, L: Level> Held<'s, L> for WordPvarHandle<'s, L> {
     }
 }
 
-/// The bytes of a probe's previous read ([`Slot::seen`]).
+/// The bytes of a probe's previous read ([`Slot::seen`]), and the buffer it is read into.
 struct SeenBytes {
     bytes: [u8; SMALL_BYTES],
+    /// What the read writes into: MPI writes the variable's bytes, fewer than these or as
+    /// many, so the rest stay zero, as zeroed once here; nothing to clear before a read.
+    fresh: [u8; SMALL_BYTES],
     /// Whether `bytes` holds a read yet.
     valid: bool,
 }
@@ -851,9 +854,9 @@ struct Slot {
     /// Per-element values at allocation (handles of several elements).
     first: Vec<f64>,
     /// Of a counter, timer, aggregate, state, size or generic variable of several elements
-    /// read on the stack ([`SMALL_BYTES`] at most): the bytes of its previous read, compared
-    /// before the elements are summed (most reads equal the one before). `None` for the rest
-    /// (here, not in the [`Probe`]: only those probes use it).
+    /// of [`SMALL_BYTES`] at most: the bytes of its previous read, compared before the
+    /// elements are summed (most reads equal the one before), and its read buffer. `None` for
+    /// the rest (here, not in the [`Probe`]: only those probes use it).
     seen: Option<Box<SeenBytes>>,
 }
 
@@ -987,10 +990,12 @@ struct State<'s, L: Level> {
     /// ([`State::replan`]), and the rest of each at the same index in `word_slots`.
     words: Vec<WordProbe<'s, L>>,
     word_slots: Vec<Slot>,
-    /// The runs of `words` of one decoding and one kind, in order: where each ends in `words`
-    /// ([`State::replan`]). The sampling loop goes run by run, each without a branch on the
-    /// decoding or the kind.
-    runs: Vec<(Decode, Kind, u32)>,
+    /// Where the run of each [`Case`] starts in `words` (and the last one ends): `words` is in
+    /// runs of one case, `runs[c]..runs[c + 1]` ([`State::replan`]). The sampling loop goes
+    /// case by case in a fixed order, each run without a branch on the decoding or the kind.
+    runs: [u32; CASES + 1],
+    /// The cases with probes, a bit each: the sampling loop passes the others by a test.
+    present: u32,
     /// The other handles (several elements), and the rest of each at the same index in
     /// `slots`.
     probes: Vec<AnyProbe<'s, L>>,
@@ -1108,7 +1113,8 @@ impl<'s, L: Level> Profiler<'s, L> {
             word_slots: Vec::new(),
             probes: Vec::new(),
             slots: Vec::new(),
-            runs: Vec::new(),
+            runs: [0; CASES + 1],
+            present: 0,
             layout: Vec::new(),
             zero: Vec::new(),
             scratch: Scratch::default(),
@@ -1358,6 +1364,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             .then(|| {
                 Box::new(SeenBytes {
                     bytes: [0; SMALL_BYTES],
+                    fresh: [0; SMALL_BYTES],
                     valid: false,
                 })
             }),
@@ -1900,7 +1907,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             }
         }
         let (ns_per_tick, duration_ns) = clock.calibrate();
-        st.runs.clear();
+        (st.runs, st.present) = ([0; CASES + 1], 0);
         let words = std::mem::take(&mut st.words);
         for (probe, slot) in words.into_iter().zip(std::mem::take(&mut st.word_slots)) {
             st.retire(probe, slot);
@@ -2094,21 +2101,19 @@ impl<'s, L: Level> State<'s, L> {
         c
     }
 
-    /// Orders the one-element probes (and their slots) in runs of one decoding and one kind
-    /// (the sampling loop's [`State::runs`]); after handles came or went.
+    /// Orders the one-element probes (and their slots) in runs of one [`Case`] (the sampling
+    /// loop's [`State::runs`]); after handles came or went.
     fn replan(&mut self) {
         let words = std::mem::take(&mut self.words);
         let slots = std::mem::take(&mut self.word_slots);
         let mut pairs: Vec<(WordProbe<'s, L>, Slot)> = words.into_iter().zip(slots).collect();
         // Stable: within a run, the order of allocation.
-        pairs.sort_by_key(|(p, _)| (p.decode as u8, p.kind));
-        self.runs.clear();
-        for (i, (p, _)) in pairs.iter().enumerate() {
-            match self.runs.last_mut() {
-                Some((d, k, end)) if (*d, *k) == (p.decode, p.kind) => *end = i as u32 + 1,
-                _ => self.runs.push((p.decode, p.kind, i as u32 + 1)),
-            }
-        }
+        pairs.sort_by_key(|(p, _)| Case::of(p.decode, p.kind));
+        let cases: Vec<Case> = pairs
+            .iter()
+            .map(|(p, _)| Case::of(p.decode, p.kind))
+            .collect();
+        (self.runs, self.present) = case_runs(&cases);
         (self.words, self.word_slots) = pairs.into_iter().unzip();
     }
 
@@ -2193,11 +2198,11 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 /// [`sample`], inlined into the two hot paths of call mode (the entry and the exit of a
 /// call not chosen for timing).
 ///
-/// The one-element probes go run by run ([`State::runs`]), each run a loop with its decoding
-/// and its kind fixed: each probe is read into 8 zeroed bytes and decoded by its shift
-/// ([`Decode::value`]); counters, timers and aggregates (most variables) and states are
-/// attributed inline (a compare, a subtraction and an addition for a counter), the other kinds
-/// and a counter's reset out of line.
+/// The one-element probes go case by case ([`Case`], [`State::runs`]), each run a loop with
+/// its decoding and its kind fixed: each probe is read into 8 bytes and decoded by its shift
+/// ([`Decode::value`]); counters, timers and aggregates (most variables), levels and states
+/// are attributed inline (a compare, a subtraction and an addition for a counter),
+/// watermarks and a counter's reset out of line.
 #[inline(always)]
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let State {
@@ -2205,6 +2210,7 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         probes: multi,
         slots,
         runs,
+        present,
         scratch,
         nodes,
         ..
@@ -2213,28 +2219,31 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         return;
     };
     let acc = &mut n.acc[..];
-    let mut start = 0;
-    for &(decode, kind, end) in runs.iter() {
-        let end = (end as usize).clamp(start, one.len());
-        let run = &mut one[start..end];
-        start = end;
-        match (decode, kind) {
-            (Decode::Word, Kind::Delta) => sample_run::<WORD, DELTA, L>(run, acc, node),
-            (Decode::Unsigned, Kind::Delta) => sample_run::<UNSIGNED, DELTA, L>(run, acc, node),
-            (Decode::Signed, Kind::Delta) => sample_run::<SIGNED, DELTA, L>(run, acc, node),
-            (Decode::Float, Kind::Delta) => sample_run::<FLOAT, DELTA, L>(run, acc, node),
-            (Decode::Unsigned | Decode::Word, Kind::Raw) => {
-                sample_run::<UNSIGNED, RAW, L>(run, acc, node)
+    let (runs, present) = (&*runs, *present);
+    // A case with probes: its run, its bounds checked (they are `replan`'s: a mismatch, never
+    // seen, skips the run). A case without: one test, and a group of cases without any, one
+    // test for the group.
+    macro_rules! case {
+        ($case:ident, $d:expr, $k:expr) => {
+            let c = Case::$case as usize;
+            if present & (1 << c) != 0
+                && let Some(run) = one.get_mut(runs[c] as usize..runs[c + 1] as usize)
+            {
+                sample_run::<$d, $k, L>(run, acc, node);
             }
-            (Decode::Signed, Kind::Raw) => sample_run::<SIGNED, RAW, L>(run, acc, node),
-            (Decode::Float, Kind::Raw) => sample_run::<FLOAT, RAW, L>(run, acc, node),
-            (Decode::Unsigned | Decode::Word, _) => {
-                sample_run::<UNSIGNED, OTHER, L>(run, acc, node)
-            }
-            (Decode::Signed, _) => sample_run::<SIGNED, OTHER, L>(run, acc, node),
-            (Decode::Float, _) => sample_run::<FLOAT, OTHER, L>(run, acc, node),
-        }
+        };
     }
+    macro_rules! group {
+        ($k:expr; $($case:ident: $d:expr),*) => {
+            if present & (0 $(| 1 << Case::$case as u32)*) != 0 {
+                $(case!($case, $d, $k);)*
+            }
+        };
+    }
+    group!(DELTA; WordDelta: WORD, UnsignedDelta: UNSIGNED, SignedDelta: SIGNED, FloatDelta: FLOAT);
+    group!(SAMPLES; UnsignedSamples: UNSIGNED, SignedSamples: SIGNED, FloatSamples: FLOAT);
+    group!(RAW; UnsignedRaw: UNSIGNED, SignedRaw: SIGNED, FloatRaw: FLOAT);
+    group!(OTHER; UnsignedOther: UNSIGNED, SignedOther: SIGNED, FloatOther: FLOAT);
     if !multi.is_empty() {
         sample_multi(multi, slots, acc, scratch, node);
     }
@@ -2247,10 +2256,68 @@ const FLOAT: u8 = Decode::Float as u8;
 const WORD: u8 = Decode::Word as u8;
 const DELTA: u8 = 0;
 const RAW: u8 = 1;
-const OTHER: u8 = 2;
+const SAMPLES: u8 = 2;
+const OTHER: u8 = 3;
 
-/// Samples a run of one-element probes of decoding `D` and kind `K` (`OTHER`: each probe's
-/// own kind, out of line).
+/// How the sampling loop treats a one-element probe: its decoding and its kind as one of
+/// the loop's fixed cases, in the loop's order ([`sample_body`]). A 64-bit unsigned
+/// variable other than a counter is decoded as any unsigned one; watermarks go out of line.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Case {
+    WordDelta,
+    UnsignedDelta,
+    SignedDelta,
+    FloatDelta,
+    UnsignedSamples,
+    SignedSamples,
+    FloatSamples,
+    UnsignedRaw,
+    SignedRaw,
+    FloatRaw,
+    UnsignedOther,
+    SignedOther,
+    FloatOther,
+}
+
+/// Cases of [`Case`].
+const CASES: usize = Case::FloatOther as usize + 1;
+
+/// Of probes in the order of their cases (`cases`, sorted): where the run of each case starts
+/// (and the last one ends), and the cases present, a bit each ([`State::runs`],
+/// [`State::present`]).
+fn case_runs(cases: &[Case]) -> ([u32; CASES + 1], u32) {
+    let mut runs = [0; CASES + 1];
+    for (c, start) in runs.iter_mut().enumerate() {
+        // Where the first probe of case `c` or a later one is.
+        *start = cases.partition_point(|&k| (k as usize) < c) as u32;
+    }
+    let present = cases.iter().fold(0, |m, &k| m | 1 << k as u32);
+    (runs, present)
+}
+
+impl Case {
+    fn of(decode: Decode, kind: Kind) -> Case {
+        use Decode::{Float, Signed, Unsigned, Word};
+        match (decode, kind) {
+            (Word, Kind::Delta) => Case::WordDelta,
+            (Unsigned, Kind::Delta) => Case::UnsignedDelta,
+            (Signed, Kind::Delta) => Case::SignedDelta,
+            (Float, Kind::Delta) => Case::FloatDelta,
+            (Unsigned | Word, Kind::Samples) => Case::UnsignedSamples,
+            (Signed, Kind::Samples) => Case::SignedSamples,
+            (Float, Kind::Samples) => Case::FloatSamples,
+            (Unsigned | Word, Kind::Raw) => Case::UnsignedRaw,
+            (Signed, Kind::Raw) => Case::SignedRaw,
+            (Float, Kind::Raw) => Case::FloatRaw,
+            (Unsigned | Word, Kind::Up | Kind::Down) => Case::UnsignedOther,
+            (Signed, Kind::Up | Kind::Down) => Case::SignedOther,
+            (Float, Kind::Up | Kind::Down) => Case::FloatOther,
+        }
+    }
+}
+
+/// Samples a run of one-element probes of decoding `D` and kind `K` (`OTHER`: a watermark,
+/// each probe's own kind, out of line).
 #[inline(always)]
 fn sample_run<const D: u8, const K: u8, L: Level>(
     run: &mut [WordProbe<'_, L>],
@@ -2288,6 +2355,11 @@ fn sample_run<const D: u8, const K: u8, L: Level>(
                 // One comparison: `at + 2` cannot overflow (`at` is a u32).
                 if let Some([seen, last]) = acc.get_mut(at..at + 2) {
                     (*seen, *last) = (1.0, v);
+                }
+            }
+            SAMPLES => {
+                if let Some(a) = acc.get_mut(at..at + 4).and_then(|a| a.first_chunk_mut()) {
+                    add_sample(a, v);
                 }
             }
             _ => {
@@ -2413,11 +2485,12 @@ fn sample_multi<L: Level>(
     for p in ps {
         let n = p.count as usize;
         let bytes = p.handle.bytes();
-        let seen = slots.next().and_then(|s| s.seen.as_deref_mut());
-        let read = if bytes <= SMALL_FEW {
-            small_read::<SMALL_FEW, L>(&p.handle, p.lane, seen)
+        let read = if let Some(seen) = slots.next().and_then(|s| s.seen.as_deref_mut()) {
+            seen_read(&p.handle, p.lane, seen)
+        } else if bytes <= SMALL_FEW {
+            small_read::<SMALL_FEW, L>(&p.handle, p.lane)
         } else if bytes <= SMALL_BYTES {
-            small_read::<SMALL_BYTES, L>(&p.handle, p.lane, seen)
+            small_read::<SMALL_BYTES, L>(&p.handle, p.lane)
         } else {
             read_sum(&p.handle, p.lane, n, scratch, None).map_or(Small::Failed, Small::Sum)
         };
@@ -2427,6 +2500,15 @@ fn sample_multi<L: Level>(
             // counter's last read, a state's last stored). Nothing to add to a counter, nor
             // to the node holding the state already.
             Small::Same if p.kind == Kind::Delta || node == p.seen_in => continue,
+            // A state's (last stored) in another node: stored there too.
+            Small::Same if p.kind == Kind::Raw => {
+                p.seen_in = node;
+                let at = p.at as usize;
+                if let Some([seen, last]) = acc.get_mut(at..at + 2) {
+                    (*seen, *last) = (1.0, f64::from_bits(p.prev));
+                }
+                continue;
+            }
             Small::Same => f64::from_bits(p.prev),
             // The error itself is not kept: only that the read failed.
             Small::Failed => {
@@ -2473,29 +2555,30 @@ enum Small {
 }
 
 /// The sum of the elements of lane `lane` (at most [`SMALL_BYTES`] bytes) of a handle, read
-/// into the stack: what [`read_sum`] gives, without the scratch buffers or a call; or, with
-/// `seen`, [`Small::Same`] if the bytes are those of the read before.
+/// into the stack: what [`read_sum`] gives, without the scratch buffers or a call.
 #[inline(always)]
-fn small_read<const B: usize, L: Level>(
-    h: &RawPvarHandle<'_, L>,
-    lane: Lane,
-    seen: Option<&mut SeenBytes>,
-) -> Small {
+fn small_read<const B: usize, L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) -> Small {
     let mut buf = [0u8; B];
     if ffi::pvar_read(h, &mut buf).is_err() {
         return Small::Failed;
     }
-    // B is at most SMALL_BYTES: the chunk is always there.
-    if let Some(seen) = seen
-        && let Some((prev, _)) = seen.bytes.split_first_chunk_mut::<B>()
-    {
-        if seen.valid && same_bytes(prev, &buf) {
-            return Small::Same;
-        }
-        *prev = buf;
-        seen.valid = true;
-    }
     Small::Sum(lane_sum(&buf, lane))
+}
+
+/// [`small_read`] of a probe with [`Slot::seen`]: read into `seen.fresh`, [`Small::Same`] if
+/// the bytes are those of the read before (most reads: compared whole, without a branch per
+/// word), else the sum, the bytes kept.
+#[inline(always)]
+fn seen_read<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane, seen: &mut SeenBytes) -> Small {
+    if ffi::pvar_read(h, &mut seen.fresh).is_err() {
+        return Small::Failed;
+    }
+    if seen.valid && same_bytes(&seen.bytes, &seen.fresh) {
+        return Small::Same;
+    }
+    seen.bytes = seen.fresh;
+    seen.valid = true;
+    Small::Sum(lane_sum(&seen.bytes, lane))
 }
 
 /// Whether `a` and `b` hold the same bytes: word by word, inline (an array `==` calls `bcmp`,
@@ -2681,6 +2764,39 @@ mod tests {
             std::mem::size_of::<WordProbe<'static, crate::level::Multiple>>()
         );
     }
+    /// The sampling loop attributes `runs[c]..runs[c + 1]` as case `c` and skips the cases
+    /// not in `present`: every probe must fall in the run of its own case, and a case must be
+    /// present exactly when it has probes. Every (decoding, kind) has its case.
+    #[test]
+    fn case_runs_cover_each_case() {
+        use proptest::prelude::*;
+        let decodes = [
+            Decode::Unsigned,
+            Decode::Signed,
+            Decode::Float,
+            Decode::Word,
+        ];
+        let kinds = [Kind::Delta, Kind::Up, Kind::Down, Kind::Samples, Kind::Raw];
+        let all: Vec<Case> = decodes
+            .iter()
+            .flat_map(|&d| kinds.iter().map(move |&k| Case::of(d, k)))
+            .collect();
+        let n = all.len();
+        proptest!(|(picks in proptest::collection::vec(0..n, 0..40))| {
+            let mut cases: Vec<Case> = picks.iter().map(|&i| all[i]).collect();
+            cases.sort();
+            let (runs, present) = case_runs(&cases);
+            prop_assert_eq!(runs[CASES] as usize, cases.len());
+            for c in 0..CASES {
+                let run = &cases[runs[c] as usize..runs[c + 1] as usize];
+                prop_assert!(run.iter().all(|&k| k as usize == c));
+                let has = cases.iter().any(|&k| k as usize == c);
+                prop_assert_eq!(present & (1 << c) != 0, has);
+                prop_assert_eq!(run.len(), cases.iter().filter(|&&k| k as usize == c).count());
+            }
+        });
+    }
+
     /// A several-element read is skipped when `same_bytes` says its bytes are the previous
     /// read's: it must see a difference in any one byte of either buffer size, and none where
     /// there is none.
