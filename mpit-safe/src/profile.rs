@@ -772,7 +772,12 @@ impl Decode {
         let top = to_top(buf, shift);
         let shift = u32::from(shift);
         match self {
-            Decode::Unsigned | Decode::Word => (top >> shift) as f64,
+            // As a signed integer where it fits (all but 64-bit values of 2⁶³ or more): one
+            // instruction where a `u64` takes six.
+            Decode::Unsigned | Decode::Word => match i64::try_from(top >> shift) {
+                Ok(x) => x as f64,
+                Err(_) => huge(top >> shift),
+            },
             Decode::Signed => ((top as i64) >> shift) as f64,
             Decode::Float => f64::from_bits(u64::from_ne_bytes(buf)),
         }
@@ -1001,6 +1006,9 @@ struct State<'s, L: Level> {
     probes: Vec<AnyProbe<'s, L>>,
     nodes: Vec<Node>,
     stack: Vec<Frame>,
+    /// The innermost region's node: `stack`'s last (0 when empty), kept beside it
+    /// ([`State::restack`]) for call mode's entry, which samples into it.
+    top: u32,
     /// [`Profiler::stop`] ran: nothing more is measured.
     stopped: bool,
     /// xorshift32 state: the random intervals between timed short calls.
@@ -1105,6 +1113,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         let mut state = State {
             nodes: vec![root],
             stack: Vec::with_capacity(64),
+            top: 0,
             columns: Vec::new(),
             by_index: Vec::new(),
             bound: Vec::new(),
@@ -1479,6 +1488,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         st.nodes[node as usize].calls += 1;
         st.nodes[node as usize].timed += 1;
         st.stack.push(Frame { node, t0: t });
+        st.restack();
         st.cur_base = st.nodes[node as usize].fn_base;
         if let Some(ev) = &self.events {
             ev.set_current(node);
@@ -1532,6 +1542,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                 let n = &mut st.nodes[f.node as usize];
                 n.ticks += t.saturating_sub(f.t0);
             }
+            st.restack();
         }
         st.cur_base = st.nodes[st.innermost() as usize].fn_base;
         if let Some(ev) = &self.events {
@@ -1893,6 +1904,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             if let Some(f) = st.stack.pop() {
                 st.nodes[f.node as usize].ticks += t.saturating_sub(f.t0);
             }
+            st.restack();
         }
         st.cur_base = NO_BASE;
         if let Ok(mut r) = self.registrations.try_borrow_mut() {
@@ -2059,7 +2071,13 @@ impl<'s, L: Level> State<'s, L> {
 
     #[inline(always)]
     fn innermost(&self) -> u32 {
-        self.stack.last().map_or(0, |f| f.node)
+        debug_assert_eq!(self.top, self.stack.last().map_or(0, |f| f.node));
+        self.top
+    }
+
+    /// [`State::top`] after `stack` changed.
+    fn restack(&mut self) {
+        self.top = self.stack.last().map_or(0, |f| f.node);
     }
 
     fn open_names(&self) -> String {
