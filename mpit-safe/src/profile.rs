@@ -1692,8 +1692,9 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// not chosen for timing: in [`Mode::Call`] the sample attributed to the function),
     /// `false` (and nothing done) if it needs `call_exit`.
     ///
-    /// Never panics and never allocates, like [`Profiler::try_call_enter`].
-    #[inline]
+    /// Never panics and never allocates, like [`Profiler::try_call_enter`]. Inlined into its
+    /// caller (the preload library's one exit function): a call and a prologue less a call.
+    #[inline(always)]
     pub fn try_call_exit(&self, start: CallStart) -> bool {
         if !start.needs_exit() {
             return true;
