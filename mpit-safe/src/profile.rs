@@ -1669,6 +1669,74 @@ impl<'s, L: Level> Profiler<'s, L> {
         }
     }
 
+    /// A whole call of `function` in [`Mode::Call`], its common case in one function: the
+    /// call counted, a sample at entry attributed to the innermost region, `call` made (the
+    /// state free meanwhile, so that a callback may re-enter), a sample at exit attributed to
+    /// the function. Returns `true` if `call` was made (exactly once), `false` (nothing done,
+    /// `call` not made) if the call needs [`Profiler::call_enter`] and
+    /// [`Profiler::call_exit`]: region mode, no handles, a call chosen for timing, the first
+    /// calls of a function in a region, a call from a callback inside a call.
+    ///
+    /// The same work as `call_enter` and `call_exit` around the call, for a caller that can
+    /// hand the call over (the preload library's wrappers): one prologue, one owner test and
+    /// no lookup of the function at the exit (callgrind, Open MPI 4.1.4, 5 handles:
+    /// ~50 instructions a call less). Never panics and never allocates.
+    ///
+    /// ```no_run
+    /// # use mpit_safe::profile::{Config, Mode, Profiler};
+    /// # fn send() -> i32 { 0 }
+    /// # fn demo(p: &Profiler<'_>) {
+    /// let mut rc = None;
+    /// if !p.try_sampled_call(0, &mut || rc = Some(send())) {
+    ///     let start = p.call_enter(0);
+    ///     rc = Some(send());
+    ///     p.call_exit(start);
+    /// }
+    /// # }
+    /// ```
+    #[inline(never)]
+    pub fn try_sampled_call(&self, function: usize, call: &mut dyn FnMut()) -> bool {
+        if self.mode != Mode::Call || function >= self.fast_functions {
+            return false;
+        }
+        let node = {
+            let Ok(mut st) = self.state.try_borrow_mut() else {
+                return false;
+            };
+            let st = &mut *st;
+            if st.in_call != 0 || st.words.is_empty() && st.probes.is_empty() {
+                return false;
+            }
+            // As in `try_call_enter`: no overflow.
+            let Some(fs) = st.fn_stats.get_mut(st.cur_base + function) else {
+                return false;
+            };
+            if fs.calls < TIME_FIRST || fs.always_timed || st.countdown <= 1 {
+                return false;
+            }
+            fs.calls += 1;
+            let node = fs.node;
+            st.countdown -= 1;
+            st.in_call = 1;
+            let top = st.innermost();
+            sample_body(st, top);
+            node
+        };
+        call();
+        match self.state.try_borrow_mut() {
+            Ok(mut st) => {
+                st.in_call = 0;
+                // A stopped state has no handles left: nothing read.
+                sample_body(&mut st, node);
+            }
+            // Only if `call` left the state borrowed: not a path of the wrappers.
+            Err(_) => {
+                self.reentered.fetch_add(1, Relaxed);
+            }
+        }
+        true
+    }
+
     /// [`Profiler::try_call_enter`] in [`Mode::Call`], out of line (the sampling loop stays
     /// out of the callers): a counted call not chosen for timing, with a sample at entry.
     /// Outermost calls only: a call from a callback inside a call goes the general way, and

@@ -1,6 +1,7 @@
 //! Call mode's fast path across two ranks (MPI-4.1 §16.3.7 with spec 003's attribution): a
 //! function's calls after its first few in a region, not chosen for timing, take the sampling
-//! loop inlined into the entry and exit. Each sample must attribute like the general path: what
+//! loop inlined into the entry and exit (receives) or the whole call in one function
+//! ([`Profiler::try_sampled_call`], sends). Each sample must attribute like the general path: what
 //! a counter moves inside an MPI call goes to that call's function, what moves between calls to
 //! the region, and nothing is lost or counted twice. So for every integer counter, the exclusive
 //! deltas of the region and its two functions add up exactly to what a separate session reads
@@ -88,10 +89,23 @@ fn measure(world: &mpi::topology::SimpleCommunicator) {
         ..Config::default()
     };
     let p = Profiler::new(&session, config).unwrap();
+    // Sends through the whole-call entry the preload library uses (the sample at entry, the
+    // call and the sample at exit in one function) where it takes them, receives through
+    // `call_enter`/`call_exit`: both must conserve.
+    let whole = std::cell::Cell::new(0u64);
     let send = |x: u64| {
-        let c = p.call_enter(0);
-        other.send_with_tag(&x, 7);
-        p.call_exit(c);
+        let mut made = 0;
+        if p.try_sampled_call(0, &mut || {
+            other.send_with_tag(&x, 7);
+            made += 1;
+        }) {
+            whole.set(whole.get() + 1);
+        } else {
+            let c = p.call_enter(0);
+            other.send_with_tag(&x, 7);
+            p.call_exit(c);
+        }
+        assert!(made <= 1, "try_sampled_call made the call {made} times");
     };
     let recv = || {
         let c = p.call_enter(1);
@@ -152,6 +166,13 @@ fn measure(world: &mpi::topology::SimpleCommunicator) {
         fns.iter().any(|f| f.timed_calls < f.calls),
         "rank {rank}: every call was timed ({timed:?}): the fast path was not taken"
     );
+    // Without handles call mode has nothing to read and counts like region mode (the
+    // whole-call entry declines).
+    let sampled: usize = r.columns.iter().map(|c| c.handles).sum();
+    assert!(
+        whole.get() > 0 || sampled == 0,
+        "rank {rank}: no send took try_sampled_call ({timed:?}, {sampled} handles)"
+    );
     let delta = |n: &NodeReport, col: usize| match n.metrics[col] {
         Metric::Delta { sum } => sum,
         ref m => panic!("not a delta: {m:?}"),
@@ -189,10 +210,12 @@ fn measure(world: &mpi::topology::SimpleCommunicator) {
     println!(
         "rank {rank}: {} integer counters, {} with handles, {unread} unreadable, {compared} \
          compared, {moved} moved, \
-         unexpected_recvq_match_attempts {attempts:?} (region, MPI_Send, MPI_Recv); {}",
+         unexpected_recvq_match_attempts {attempts:?} (region, MPI_Send, MPI_Recv); {}; \
+         {} sends through try_sampled_call",
         counters.len(),
         handles.len(),
-        timed.join(", ")
+        timed.join(", "),
+        whole.get()
     );
     // MPICH configured with pvars (mpich-ev) has the receive queue's counters.
     let mpich_pvars =

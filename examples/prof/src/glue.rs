@@ -6,7 +6,8 @@
 //! thread pointer (owner, re-entrancy and region mode at once; no thread-local, no call), a
 //! load of the engine's address, the engine's panic-free fast entry
 //! ([`Profiler::try_fast`]); a call only counted then goes to `PMPI_` as a tail call. A call
-//! chosen for timing goes through [`timed`]; every other one through [`call`] (the engine's
+//! chosen for timing goes through [`timed`]; every other one through [`call`] (in call mode
+//! first the engine's whole-call [`Profiler::try_sampled_call`]; then its
 //! [`Profiler::try_call_enter`], the full entry and the exit out of line, under
 //! [`catch_unwind`]: a panic disables the profiler and never reaches the C caller). No
 //! allocation, no lock.
@@ -45,6 +46,9 @@ struct Owned {
     /// `gate` in region mode, 0 in call mode: the wrappers' first test, so that call mode
     /// (whose calls all take the full entry) goes there after one comparison.
     fast_gate: AtomicUsize,
+    /// `gate` in call mode, 0 in region mode: [`call`]'s first test, for the whole call in
+    /// one function of the engine ([`Profiler::try_sampled_call`]).
+    sampled_gate: AtomicUsize,
     /// Set while the tool itself runs (object hooks, regions, the end): every wrapper
     /// entered meanwhile passes straight through to PMPI.
     busy: Cell<bool>,
@@ -57,14 +61,15 @@ struct Owned {
 // SAFETY: `busy` and `prof` (not `Sync`) are reached only through `Owned::mine` and
 // `Owned::open`, which return them to the owner thread alone: one thread at a time ever touches
 // them. The owner is set by `install` on the owner thread after it wrote `prof` (and cleared by
-// `take` on the same thread before it empties `prof`); `gate` and `fast_gate` hold 0 or the
-// owner's id, set only by the owner; another thread never sees its own id in them.
+// `take` on the same thread before it empties `prof`); `gate`, `fast_gate` and `sampled_gate`
+// hold 0 or the owner's id, set only by the owner; another thread never sees its own id in them.
 unsafe impl Sync for Owned {}
 
 static OWNED: Owned = Owned {
     owner: AtomicUsize::new(0),
     gate: AtomicUsize::new(0),
     fast_gate: AtomicUsize::new(0),
+    sampled_gate: AtomicUsize::new(0),
     busy: Cell::new(false),
     prof: Cell::new(None),
 };
@@ -129,6 +134,8 @@ impl Owned {
         let open = if to { 0 } else { self.owner.load(Relaxed) };
         let region = self.prof.get().is_some_and(|p| p.mode() == Mode::Region);
         self.fast_gate.store(if region { open } else { 0 }, Release);
+        self.sampled_gate
+            .store(if region { 0 } else { open }, Release);
         self.gate.store(open, Release);
         busy.replace(to)
     }
@@ -187,8 +194,21 @@ pub(crate) fn disable(why: &str) {
 /// The entry's fast path is inlined into the wrapper; the exit is out of line and runs only
 /// when the engine has something to do there (timed calls, call mode): most short calls in
 /// region mode never leave the wrapper but for the `PMPI_` call.
+///
+/// In call mode the common case is one function of the engine, the call handed over as a
+/// closure ([`Profiler::try_sampled_call`]): one prologue and one borrow per sample, where
+/// the entry and the exit apart took two functions, two owner tests and a second lookup of
+/// the function.
 #[inline(always)]
-pub(crate) fn call<R>(function: usize, pmpi: impl FnOnce() -> R) -> R {
+pub(crate) fn call<R>(function: usize, mut pmpi: impl FnMut() -> R) -> R {
+    if let Some(p) = OWNED.through(&OWNED.sampled_gate) {
+        let mut out = None;
+        let _ = p.try_sampled_call(function, &mut || out = Some(pmpi()));
+        // `out` is set exactly when the call was made: never made twice.
+        if let Some(r) = out {
+            return r;
+        }
+    }
     let start = enter(function);
     let r = pmpi();
     if start.needs_exit() {
