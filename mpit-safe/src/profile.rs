@@ -814,7 +814,9 @@ struct Probe<H> {
     seen_in: u32,
     lane: Lane,
     kind: Kind,
-    decode: Decode,
+    /// The sampling loop's case of a one-element probe: its decoding ([`Decode::of`]) and
+    /// kind.
+    case: Case,
     /// Bits of 64 the variable's width leaves unused ([`Decode::of`]).
     shift: u8,
 }
@@ -1001,6 +1003,9 @@ struct State<'s, L: Level> {
     runs: [u32; CASES + 1],
     /// The cases with probes, a bit each: the sampling loop passes the others by a test.
     present: u32,
+    /// Few one-element probes for their cases: the sampling loop takes them one by one,
+    /// each to its case's code by a jump table, not run by run ([`State::replan`]).
+    flat: bool,
     /// The other handles (several elements), and the rest of each at the same index in
     /// `slots`.
     probes: Vec<AnyProbe<'s, L>>,
@@ -1124,6 +1129,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             slots: Vec::new(),
             runs: [0; CASES + 1],
             present: 0,
+            flat: false,
             layout: Vec::new(),
             zero: Vec::new(),
             scratch: Scratch::default(),
@@ -1358,7 +1364,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                     seen_in: NONE,
                     lane,
                     kind,
-                    decode,
+                    case: Case::of(decode, kind),
                     shift,
                 }
             };
@@ -1988,7 +1994,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             }
         }
         let (ns_per_tick, duration_ns) = clock.calibrate();
-        (st.runs, st.present) = ([0; CASES + 1], 0);
+        (st.runs, st.present, st.flat) = ([0; CASES + 1], 0, false);
         let words = std::mem::take(&mut st.words);
         for (probe, slot) in words.into_iter().zip(std::mem::take(&mut st.word_slots)) {
             st.retire(probe, slot);
@@ -2195,12 +2201,10 @@ impl<'s, L: Level> State<'s, L> {
         let slots = std::mem::take(&mut self.word_slots);
         let mut pairs: Vec<(WordProbe<'s, L>, Slot)> = words.into_iter().zip(slots).collect();
         // Stable: within a run, the order of allocation.
-        pairs.sort_by_key(|(p, _)| Case::of(p.decode, p.kind));
-        let cases: Vec<Case> = pairs
-            .iter()
-            .map(|(p, _)| Case::of(p.decode, p.kind))
-            .collect();
+        pairs.sort_by_key(|(p, _)| p.case);
+        let cases: Vec<Case> = pairs.iter().map(|(p, _)| p.case).collect();
         (self.runs, self.present) = case_runs(&cases);
+        self.flat = flat_is_cheaper(cases.len(), self.present.count_ones() as usize);
         (self.words, self.word_slots) = pairs.into_iter().unzip();
     }
 
@@ -2298,6 +2302,7 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         slots,
         runs,
         present,
+        flat,
         scratch,
         nodes,
         ..
@@ -2307,30 +2312,51 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     };
     let acc = &mut n.acc[..];
     let (runs, present) = (&*runs, *present);
-    // A case with probes: its run, its bounds checked (they are `replan`'s: a mismatch, never
-    // seen, skips the run). A case without: one test, and a group of cases without any, one
-    // test for the group.
-    macro_rules! case {
-        ($case:ident, $d:expr, $k:expr) => {
-            let c = Case::$case as usize;
-            if present & (1 << c) != 0
-                && let Some(run) = one.get_mut(runs[c] as usize..runs[c + 1] as usize)
-            {
-                sample_run::<$d, $k, L>(run, acc, node);
+    // Every case: its kind, then each decoding with its `Case`.
+    macro_rules! cases {
+        ($m:ident) => {
+            $m! {
+                DELTA: [WordDelta: WORD, UnsignedDelta: UNSIGNED, SignedDelta: SIGNED, FloatDelta: FLOAT],
+                SAMPLES: [UnsignedSamples: UNSIGNED, SignedSamples: SIGNED, FloatSamples: FLOAT],
+                RAW: [UnsignedRaw: UNSIGNED, SignedRaw: SIGNED, FloatRaw: FLOAT],
+                OTHER: [UnsignedOther: UNSIGNED, SignedOther: SIGNED, FloatOther: FLOAT]
             }
         };
     }
-    macro_rules! group {
-        ($k:expr; $($case:ident: $d:expr),*) => {
-            if present & (0 $(| 1 << Case::$case as u32)*) != 0 {
-                $(case!($case, $d, $k);)*
+    // Run by run: a case with probes, its run, its bounds checked (they are `replan`'s: a
+    // mismatch, never seen, skips the run). A case without: one test, and a group of cases
+    // without any, one test for the group.
+    macro_rules! by_runs {
+        ($($k:ident: [$($case:ident: $d:ident),*]),*) => {
+            $(if present & (0 $(| 1 << Case::$case as u32)*) != 0 {
+                $({
+                    let c = Case::$case as usize;
+                    if present & (1 << c) != 0
+                        && let Some(run) = one.get_mut(runs[c] as usize..runs[c + 1] as usize)
+                    {
+                        sample_run::<$d, $k, L>(run, acc, node);
+                    }
+                })*
+            })*
+        };
+    }
+    // Probe by probe: each to its case's code.
+    macro_rules! one_by_one {
+        ($($k:ident: [$($case:ident: $d:ident),*]),*) => {
+            for p in one.iter_mut() {
+                let case = p.case;
+                let run = std::slice::from_mut(p);
+                match case {
+                    $($(Case::$case => sample_run::<$d, $k, L>(run, acc, node),)*)*
+                }
             }
         };
     }
-    group!(DELTA; WordDelta: WORD, UnsignedDelta: UNSIGNED, SignedDelta: SIGNED, FloatDelta: FLOAT);
-    group!(SAMPLES; UnsignedSamples: UNSIGNED, SignedSamples: SIGNED, FloatSamples: FLOAT);
-    group!(RAW; UnsignedRaw: UNSIGNED, SignedRaw: SIGNED, FloatRaw: FLOAT);
-    group!(OTHER; UnsignedOther: UNSIGNED, SignedOther: SIGNED, FloatOther: FLOAT);
+    if *flat {
+        cases!(one_by_one);
+    } else {
+        cases!(by_runs);
+    }
     if !multi.is_empty() {
         sample_multi(multi, slots, acc, scratch, node);
     }
@@ -2368,6 +2394,14 @@ enum Case {
 
 /// Cases of [`Case`].
 const CASES: usize = Case::FloatOther as usize + 1;
+
+/// Whether `probes` one-element probes in `cases` cases cost fewer instructions a sample one
+/// by one ([`State::flat`]: ~8 a probe for the jump) than run by run (~16 for the cases'
+/// tests and ~17 to set up each run present, ~3 a probe); measured with callgrind on
+/// Intel MPI's 2 probes in 2 cases (~65 a sample run by run).
+fn flat_is_cheaper(probes: usize, cases: usize) -> bool {
+    5 * probes < 16 + 17 * cases
+}
 
 /// Of probes in the order of their cases (`cases`, sorted): where the run of each case starts
 /// (and the last one ends), and the cases present, a bit each ([`State::runs`],
