@@ -129,9 +129,13 @@ impl Owned {
     }
 
     /// Sets the re-entrancy flag (owner thread only: `busy` from `mine`) and the gates with
-    /// it; returns the flag's previous value.
+    /// it (closed for good once the tool is disabled); returns the flag's previous value.
     fn set_busy(&self, busy: &Cell<bool>, to: bool) -> bool {
-        let open = if to { 0 } else { self.owner.load(Relaxed) };
+        let open = if to || disabled() {
+            0
+        } else {
+            self.owner.load(Relaxed)
+        };
         let region = self.prof.get().is_some_and(|p| p.mode() == Mode::Region);
         self.fast_gate.store(if region { open } else { 0 }, Release);
         self.sampled_gate
@@ -156,6 +160,16 @@ static FOREIGN_CALLS: AtomicU64 = AtomicU64::new(0);
 /// Turns profiling off without a word (the caller has said why).
 pub(crate) fn disable_quietly() {
     BROKEN.store(true, Relaxed);
+    close_gates();
+}
+
+/// After the tool is disabled: the wrappers' gates closed (on the owner thread; elsewhere they
+/// close at the owner's next [`set_busy`]), so that every call passes straight through and
+/// the engine, perhaps left half-updated by a panic, is never entered again.
+fn close_gates() {
+    if let Some((busy, _)) = OWNED.mine() {
+        OWNED.set_busy(busy, busy.get());
+    }
 }
 
 /// Whether the tool is disabled (the wrappers then only pass calls through, and read nothing
@@ -179,7 +193,9 @@ fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
 
 /// Disables profiling for the rest of the run (the program continues unprofiled).
 pub(crate) fn disable(why: &str) {
-    if !BROKEN.swap(true, Relaxed) {
+    let first = !BROKEN.swap(true, Relaxed);
+    close_gates();
+    if first {
         let _ = writeln!(
             std::io::stderr(),
             "mpit-prof: profiling stopped after {why}; the program continues unprofiled"
