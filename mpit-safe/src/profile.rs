@@ -796,8 +796,9 @@ struct Probe<H> {
     /// The previous value of a one-element unsigned counter, timer or aggregate, whose
     /// deltas are taken in integers (`last` unused); of any other counter, timer or aggregate,
     /// the bits of its previous read (of its sum, for several elements): a read of the same
-    /// bits is skipped, it would add nothing. Of a state or generic variable, the bits of the
-    /// value last stored ([`Probe::seen_in`]).
+    /// bits is skipped, it would add nothing. Of a state or generic variable of several
+    /// elements, the bits of the value last stored ([`Probe::seen_in`]; a one-element one is
+    /// stored at every read).
     prev: u64,
     /// Index of the variable's column.
     column: u32,
@@ -807,10 +808,9 @@ struct Probe<H> {
     count: u32,
     /// Reads that failed.
     failures: u32,
-    /// Of a state or generic variable: the node its last value was stored in (`prev` holds
-    /// that value's bits, as [`to_top`] gives them for a one-element one), so that a read of
-    /// the same bits in the same node stores nothing (it would store what is there).
-    /// [`NONE`] before the first.
+    /// Of a state or generic variable of several elements: the node its last value was
+    /// stored in (`prev` holds that value's bits), so that a read of the same bytes in the
+    /// same node stores nothing (it would store what is there). [`NONE`] before the first.
     seen_in: u32,
     lane: Lane,
     kind: Kind,
@@ -2334,7 +2334,7 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
                     if present & (1 << c) != 0
                         && let Some(run) = one.get_mut(runs[c] as usize..runs[c + 1] as usize)
                     {
-                        sample_run::<$d, $k, L>(run, acc, node);
+                        sample_run::<$d, $k, L>(run, acc);
                     }
                 })*
             })*
@@ -2347,7 +2347,7 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
                 let case = p.case;
                 let run = std::slice::from_mut(p);
                 match case {
-                    $($(Case::$case => sample_run::<$d, $k, L>(run, acc, node),)*)*
+                    $($(Case::$case => sample_run::<$d, $k, L>(run, acc),)*)*
                 }
             }
         };
@@ -2440,11 +2440,7 @@ impl Case {
 /// Samples a run of one-element probes of decoding `D` and kind `K` (`OTHER`: a watermark,
 /// each probe's own kind, out of line).
 #[inline(always)]
-fn sample_run<const D: u8, const K: u8, L: Level>(
-    run: &mut [WordProbe<'_, L>],
-    acc: &mut [f64],
-    node: u32,
-) {
+fn sample_run<const D: u8, const K: u8, L: Level>(run: &mut [WordProbe<'_, L>], acc: &mut [f64]) {
     // One word for the run: a read of a narrower variable leaves bytes of the previous
     // read after its value, which the decoding's shift clears (the 64-bit ones fill all 8).
     // A `u64`, not bytes: a 64-bit counter's value is the word as read, in a register.
@@ -2465,10 +2461,10 @@ fn sample_run<const D: u8, const K: u8, L: Level>(
             add_unsigned_delta_if_moved(&mut p.prev, v, || acc.get_mut(at));
             continue;
         }
-        // A state's same bits in the node that holds them: nothing to store (no decoding).
-        if K == RAW && stored_already(p, to_top(buf, p.shift), node) {
-            continue;
-        }
+        // A state is stored at every read, unchanged or not: a test for "the same bits in the
+        // node that holds them" skipped nothing in call mode, whose samples alternate nodes,
+        // and cost more than the store (callgrind, Open MPI 4.1.4's three states: ~8
+        // instructions a probe and sample).
         let v = decode_as::<D>(buf, p.shift);
         match K {
             DELTA => add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(at)),

@@ -476,8 +476,8 @@ fn stop_through_a_shared_reference() {
 
 /// A state, size or generic variable's last value is kept in every node a sample was taken in
 /// (spec 003 §0.5: its derived metric is the raw value, not a delta), also when the value did
-/// not change between two nodes: the sampling loop skips storing a value only where the same
-/// node holds it already. Call mode, regions a, b, a with calls in each; every region and the
+/// not change between two nodes: the sampling loop stores a one-element one at every sample
+/// and skips a several-element one only where the same node holds it already. Call mode, regions a, b, a with calls in each; every region and the
 /// function under it holds a value of every such variable with a handle. Open MPI's queue
 /// lengths (size class, bound to communicators) and its unbound sizes are the material there;
 /// an implementation with none says so.

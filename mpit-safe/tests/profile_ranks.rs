@@ -234,7 +234,10 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool) {
         mpit_safe::implementation().vendor == mpit_safe::Vendor::Mpich && common::material().pvars;
     if few_only && mpich_pvars {
         // Two probes of one case: sampled one by one (`flat_is_cheaper`).
-        assert_eq!(sampled, 2, "rank {rank}: the filter kept {sampled} handles, not 2");
+        assert_eq!(
+            sampled, 2,
+            "rank {rank}: the filter kept {sampled} handles, not 2"
+        );
     }
     if rank == 0 && mpich_pvars {
         let [_, _, in_recv] =
