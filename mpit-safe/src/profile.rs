@@ -248,10 +248,11 @@ pub struct NodeReport {
     /// Inclusive time in nanoseconds: measured, or estimated from `timed_calls` of the calls
     /// where fewer were timed (short MPI calls in [`Mode::Region`]).
     pub time_ns: u64,
-    /// Calls whose time was measured: all for regions and for functions averaging 5 µs or
-    /// more; for shorter calls the first [`TIME_FIRST`] and then one in [`TIME_ONE_IN`] at
-    /// random (two clock reads would otherwise cost a 0-byte message 10%), in both modes (the
-    /// C wrapper that is call mode's floor reads the same pvars but no clock).
+    /// Calls whose time was measured: all for regions and for calls made while the
+    /// function's recent calls averaged [`LONG_CALL_NS`] or more; for shorter calls the first
+    /// [`TIME_FIRST`] and then one in [`TIME_ONE_IN`] at random (two clock reads would
+    /// otherwise cost a 0-byte message 10%), in both modes (the C wrapper that is call mode's
+    /// floor reads the same pvars but no clock).
     pub timed_calls: u64,
     /// Per [`Report::columns`] entry: what the variable did while this node was innermost.
     pub metrics: Vec<Metric>,
@@ -509,7 +510,7 @@ fn invariant_tsc() -> bool {
 
 const NONE: u32 = u32::MAX;
 
-/// A function's calls are all timed once they average [`LONG_CALL_NS`] or more;
+/// A function's calls are all timed while they average [`LONG_CALL_NS`] or more (of late);
 /// shorter ones are timed one in `TIME_ONE_IN` at random after the first [`TIME_FIRST`], and
 /// their total is estimated from those (unbiased; counts stay exact). Two clock reads cost
 /// about 25 ns here (`rdtsc` in a VM), 10% of a 0-byte message between two ranks; at one in
@@ -522,7 +523,9 @@ pub const TIME_FIRST: u64 = 16;
 /// Timed calls in progress at once (calls made from callbacks inside calls nest).
 const TIMING_DEPTH: usize = 64;
 /// The average duration in nanoseconds from which every call of a function is timed (two
-/// clock reads are then < 0.5%).
+/// clock reads are then < 0.5%): an exponential average of its timed calls, the newest
+/// weighing 1/8, so that one slow call (a process descheduled for 10 ms) times the next few
+/// dozen calls, not the next thousands.
 pub const LONG_CALL_NS: f64 = 5_000.0;
 
 struct Node {
@@ -533,8 +536,10 @@ struct Node {
     ticks: u64,
     /// Calls whose time was measured (all of them for regions).
     timed: u64,
-    /// Functions: ticks of the first [`TIME_FIRST`] calls, part of `ticks`.
-    first_ticks: u64,
+    /// Functions: calls timed because every call was (the first [`TIME_FIRST`], those made
+    /// while the function's calls were long), and their ticks, part of `timed` and `ticks`.
+    sure: u64,
+    sure_ticks: u64,
     /// The metrics' accumulators, each column's at its `State::layout` offset.
     acc: Vec<f64>,
     /// Region children, searched by name.
@@ -545,16 +550,18 @@ struct Node {
 }
 
 impl Node {
-    /// The ticks of all calls, estimated where not all were timed: the first [`TIME_FIRST`]
-    /// (always timed: often slower, lazy binding, connection setup) as measured, the others
-    /// from the random sample of them that was timed (unbiased).
+    /// The ticks of all calls, estimated where not all were timed: the calls timed because
+    /// every call was (the first [`TIME_FIRST`]: often slower, lazy binding, connection
+    /// setup; those made while the function's calls were long) as measured, the others from
+    /// the random sample of them that was timed. Each part weighted by its own sampling rate:
+    /// a phase of long calls, all timed, does not stand for the short calls sampled after it.
     fn estimated_ticks(&self) -> f64 {
-        let firsts = self.timed.min(TIME_FIRST);
-        let (ticks, first) = (self.ticks as f64, self.first_ticks as f64);
+        let (ticks, sure) = (self.ticks as f64, self.sure_ticks as f64);
         if self.calls <= self.timed {
             ticks
-        } else if self.timed > firsts {
-            first + (ticks - first) * (self.calls - firsts) as f64 / (self.timed - firsts) as f64
+        } else if self.timed > self.sure {
+            sure + (ticks - sure) * (self.calls - self.sure) as f64
+                / (self.timed - self.sure) as f64
         } else {
             ticks * self.calls as f64 / self.timed.max(1) as f64
         }
@@ -572,11 +579,15 @@ struct FnStat {
     calls: u64,
     ticks: u64,
     timed: u64,
-    /// Ticks of the first [`TIME_FIRST`] timed calls (the always timed ones), part of `ticks`.
-    first_ticks: u64,
+    /// Timed calls that were timed because every call was (the first [`TIME_FIRST`], those
+    /// made while `always_timed`), and their ticks: part of `timed` and `ticks`.
+    sure: u64,
+    sure_ticks: u64,
     /// The function's node (`NONE` until its first call).
     node: u32,
-    /// Calls long enough on average that measuring each costs nothing worth saving.
+    /// The timed calls' recent average in ticks (exponential, weight 1/8 to the newest).
+    recent: u32,
+    /// Calls long enough of late that measuring each costs nothing worth saving.
     always_timed: bool,
 }
 
@@ -585,22 +596,33 @@ impl FnStat {
         calls: 0,
         ticks: 0,
         timed: 0,
-        first_ticks: 0,
+        sure: 0,
+        sure_ticks: 0,
         node: NONE,
+        recent: 0,
         always_timed: false,
     };
 
     /// One timed call of `dt` ticks; `long`: [`LONG_CALL_NS`] in ticks.
     #[inline(always)]
     fn add_timed(&mut self, dt: u64, long: u64) {
-        if self.timed < TIME_FIRST {
-            self.first_ticks += dt;
+        if self.timed < TIME_FIRST || self.always_timed {
+            self.sure += 1;
+            self.sure_ticks += dt;
         }
         self.ticks += dt;
+        // Decided on the recent calls: one slow call (lazy binding, connection setup, the
+        // process descheduled for milliseconds) times a short function's next few dozen
+        // calls, not its next thousands (as an average since the start did: 10 ms keeps a
+        // 1 µs function above 5 µs for 2,000 calls). The first call starts the average.
+        let dt = u32::try_from(dt).unwrap_or(u32::MAX);
+        self.recent = if self.timed == 0 {
+            dt
+        } else {
+            self.recent - self.recent / 8 + dt / 8
+        };
         self.timed += 1;
-        // Re-decided on every timed call: a slow first call (lazy binding, connection
-        // setup) does not make a short function timed for ever.
-        self.always_timed = self.ticks > long.saturating_mul(self.timed);
+        self.always_timed = u64::from(self.recent) > long;
     }
 }
 
@@ -1116,7 +1138,8 @@ impl<'s, L: Level> Profiler<'s, L> {
             calls: 1,
             ticks: 0,
             timed: 1,
-            first_ticks: 0,
+            sure: 0,
+            sure_ticks: 0,
             acc: Vec::new(),
             regions: Vec::new(),
             fn_base: NO_BASE,
@@ -1996,7 +2019,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                 n.calls = fs.calls;
                 n.ticks = fs.ticks;
                 n.timed = fs.timed;
-                n.first_ticks = fs.first_ticks;
+                (n.sure, n.sure_ticks) = (fs.sure, fs.sure_ticks);
             }
         }
         let (ns_per_tick, duration_ns) = clock.calibrate();
@@ -2177,7 +2200,8 @@ impl<'s, L: Level> State<'s, L> {
             calls: 0,
             ticks: 0,
             timed: 0,
-            first_ticks: 0,
+            sure: 0,
+            sure_ticks: 0,
             acc: self.zero.clone(),
             regions: Vec::new(),
             fn_base: NO_BASE,

@@ -36,6 +36,21 @@ use mpit_safe::{Bind, DerivedMetric, PvarClass, RawObject};
 
 const FUNCS: &[&str] = &["MPI_Send", "MPI_Recv", "MPI_Barrier"];
 
+/// Counts a run that a busy machine disturbed (to be repeated); fails at the 20th.
+fn one_more_disturbed(disturbed: &mut u32) {
+    *disturbed += 1;
+    assert!(
+        *disturbed < 20,
+        "20 runs disturbed: the machine is too busy to measure"
+    );
+}
+
+/// Busy for `d` (a call's body that takes a known time).
+fn spin(d: std::time::Duration) {
+    let t = std::time::Instant::now();
+    while t.elapsed() < d {}
+}
+
 fn config(mode: Mode) -> Config {
     Config {
         mode,
@@ -351,10 +366,6 @@ fn wrapped<L: mpit_safe::level::Level>(
 
 fn timed_by_sample(fast: bool) {
     use std::time::{Duration, Instant};
-    let spin = |d: Duration| {
-        let t = Instant::now();
-        while t.elapsed() < d {}
-    };
     let t = common::turn_after_init();
     let s = t.mpit.session().unwrap();
     let mut disturbed = 0;
@@ -372,11 +383,7 @@ fn timed_by_sample(fast: bool) {
         }
         let r = p.finish().unwrap();
         if longest > Duration::from_micros(20) {
-            disturbed += 1;
-            assert!(
-                disturbed < 20,
-                "20 runs disturbed: the machine is too busy to measure"
-            );
+            one_more_disturbed(&mut disturbed);
             continue;
         }
         let (_, send) = node(&r, &["test", "MPI_Send"]);
@@ -408,16 +415,97 @@ fn timed_by_sample(fast: bool) {
     assert!(recv.time_ns >= 20 * 20_000);
 }
 
+/// A phase of long calls is timed call by call and short calls are sampled again a few dozen
+/// calls after it: the choice follows the function's recent calls (an exponential average),
+/// not its average since the start, which one 10 ms call (a process descheduled) kept above
+/// [`LONG_CALL_NS`] for 2,000 calls of 1 µs (CI, Intel MPI: every send of a 2-rank test timed).
+/// The total is estimated with each part at its own rate: the calls timed because all were
+/// as measured, the others scaled from their random sample; scaling the long phase with the
+/// short calls' rate would multiply it by ~15 here.
+///
+/// Two phases after `TIME_FIRST - 1` calls of 1 µs (the last first call starts them, so that
+/// they are timed from their first call): one call of 10 ms (the stall), and 200 calls of
+/// 200 µs; then 4,000 calls of 1 µs. The short calls' own spread (timer interrupts: this
+/// host has one over 20 µs in most runs) widens the estimate's tolerance; a run in which one
+/// took over 1 ms (the process descheduled: a phase of its own) is repeated, up to 20 times.
+///
+/// [`LONG_CALL_NS`]: mpit_safe::profile::LONG_CALL_NS
+#[test]
+fn long_phases_are_timed_and_weighed_apart() {
+    use mpit_safe::profile::LONG_CALL_NS;
+    use std::time::{Duration, Instant};
+    let t = common::turn_after_init();
+    let s = t.mpit.session().unwrap();
+    for (long, n_long) in [
+        (Duration::from_millis(10), 1u64),
+        (Duration::from_micros(200), 200),
+    ] {
+        let mut disturbed = 0;
+        loop {
+            let p = Profiler::new(&s, config(Mode::Region)).unwrap();
+            let mut short = Vec::with_capacity(4_100);
+            let call = |d: Duration, took: Option<&mut Vec<f64>>| {
+                let t1 = Instant::now();
+                let c = p.call_enter(0);
+                spin(d);
+                p.call_exit(c);
+                if let Some(took) = took {
+                    took.push(t1.elapsed().as_nanos() as f64);
+                }
+            };
+            for _ in 1..TIME_FIRST {
+                call(Duration::from_micros(1), Some(&mut short));
+            }
+            let t_long = Instant::now();
+            for _ in 0..n_long {
+                call(long, None);
+            }
+            let long_ns = t_long.elapsed().as_nanos() as f64;
+            for _ in 0..4_000 {
+                call(Duration::from_micros(1), Some(&mut short));
+            }
+            let r = p.finish().unwrap();
+            if short.iter().any(|&ns| ns > 1_000_000.0) {
+                one_more_disturbed(&mut disturbed);
+                continue;
+            }
+            let (_, send) = node(&r, &["test", "MPI_Send"]);
+            let calls = TIME_FIRST - 1 + n_long + 4_000;
+            assert_eq!(send.calls, calls);
+            // Timed for certain: the first calls and the long phase, then as many short calls
+            // as the recent average takes to fall under LONG_CALL_NS (from at most the long
+            // calls' duration, 7/8 of it left a call), then one in TIME_ONE_IN.
+            let decay =
+                ((long.as_nanos() as f64 / LONG_CALL_NS).ln() / (8.0f64 / 7.0).ln()).ceil() as u64;
+            let rest = 4_000.0 / f64::from(TIME_ONE_IN);
+            let most = TIME_FIRST + n_long + decay + (4.0 * rest) as u64 + 10;
+            assert!(
+                send.timed_calls >= TIME_FIRST - 1 + n_long && send.timed_calls <= most,
+                "long {long:?} x {n_long}: {} of {calls} calls timed, expected at most {most} \
+                 (the first, the long ones, {decay} while the average falls, ~{rest} samples)",
+                send.timed_calls
+            );
+            let total = long_ns + short.iter().sum::<f64>();
+            let mean = short.iter().sum::<f64>() / short.len() as f64;
+            let spread: f64 = short.iter().map(|x| (x - mean) * (x - mean)).sum();
+            let sigma = (f64::from(TIME_ONE_IN - 1) * spread).sqrt();
+            let est = send.time_ns as f64;
+            assert!(
+                est <= total + 4.0 * sigma + 0.05 * total && est >= 0.75 * total - 4.0 * sigma,
+                "long {long:?} x {n_long}: estimate {est} ns, measured around the calls \
+                 {total} ns, sampling σ {sigma} ns"
+            );
+            break;
+        }
+    }
+}
+
 /// Calls made inside calls (an MPI callback calling MPI) are timed each on its own: the outer
 /// call's time includes the inner one's. A call whose exit never comes does not upset the
 /// enclosing call's time (its start is dropped with the enclosing exit).
 #[test]
 fn nested_calls_are_timed_each() {
-    use std::time::{Duration, Instant};
-    let spin = |d: Duration| {
-        let t = Instant::now();
-        while t.elapsed() < d {}
-    };
+    use std::time::Duration;
     let t = common::turn_after_init();
     let s = t.mpit.session().unwrap();
     for mode in [Mode::Region, Mode::Call] {

@@ -26,8 +26,9 @@ use mpit_safe::profile::{Config, Filter, Metric, Mode, NodeReport, Profiler};
 use mpit_safe::{Bind, DerivedMetric, Mpit, NoObject, TypeKind};
 
 const CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_CHILD";
-/// Enough that one slow call of a few milliseconds (this host deschedules a rank now and then)
-/// cannot keep a short function's average above [`LONG_CALL_NS`] for the whole region.
+/// Round trips in the region: a slow call (a rank descheduled for milliseconds) times the
+/// function's next few dozen calls ([`LONG_CALL_NS`]: a recent average), a small part of these.
+/// Before it was a recent average, one such call left every send of a CI run timed (Intel MPI).
 ///
 /// [`LONG_CALL_NS`]: mpit_safe::profile::LONG_CALL_NS
 const PAIRS: u64 = 2000;
@@ -125,8 +126,8 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool) {
         p.call_exit(c);
         x
     };
-    // Not profiled: the first messages set up the connection, which takes milliseconds and
-    // would make the average send long from the start (and every send timed).
+    // Not profiled: the first messages set up the connection, which takes milliseconds (the
+    // calls after it would be timed while the recent average falls).
     for _ in 0..16 {
         if rank == 0 {
             other.send_with_tag(&0u64, 6);
