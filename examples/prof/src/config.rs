@@ -24,6 +24,17 @@ pub(crate) const OUTPUT: &str = "MPIT_PROF_OUTPUT";
 pub(crate) const PROGRESS: &str = "MPIT_PROF_PROGRESS";
 /// Non-empty and not `0`: register for every event type and count them per region.
 pub(crate) const EVENTS: &str = "MPIT_PROF_EVENTS";
+/// `RANK:N` (for testing the tool's own failure path): on rank RANK the tool panics in its
+/// N-th full call entry, as an internal error would; that rank must continue unprofiled and
+/// the other ranks' profiles still be written.
+pub(crate) const TEST_PANIC: &str = "MPIT_PROF_TEST_PANIC";
+/// `(rank, n)` of a [`TEST_PANIC`] value (`None`: absent or not `RANK:N` with `N` > 0).
+pub(crate) fn test_panic(value: Option<String>) -> Option<(usize, u64)> {
+    let v = value?;
+    let (rank, n) = v.split_once(':')?;
+    let n: u64 = n.trim().parse().ok().filter(|&n| n > 0)?;
+    Some((rank.trim().parse().ok()?, n))
+}
 /// Set by the launcher to the pid of the program it starts (the launcher `exec`s it): that
 /// process says so at exit if it never called `MPI_Init`.
 pub(crate) const PID: &str = "MPIT_PROF_PID";

@@ -156,6 +156,22 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static BROKEN: AtomicBool = AtomicBool::new(false);
 /// MPI calls made by threads other than the engine's while it was active.
 static FOREIGN_CALLS: AtomicU64 = AtomicU64::new(0);
+/// Full call entries left before a panic asked for by `MPIT_PROF_TEST_PANIC` (0: none).
+static PANIC_IN: AtomicU64 = AtomicU64::new(0);
+
+/// Makes the `n`-th full call entry from now panic (`MPIT_PROF_TEST_PANIC`).
+pub(crate) fn panic_at_entry(n: u64) {
+    PANIC_IN.store(n, Relaxed);
+}
+
+/// The panic [`panic_at_entry`] asked for, when its entry comes (one load otherwise, on the
+/// full entry only).
+#[inline(always)]
+fn asked_panic() {
+    if PANIC_IN.load(Relaxed) != 0 && PANIC_IN.fetch_sub(1, Relaxed) == 1 {
+        panic!("the panic MPIT_PROF_TEST_PANIC asked for");
+    }
+}
 
 /// Turns profiling off without a word (the caller has said why).
 pub(crate) fn disable_quietly() {
@@ -302,7 +318,11 @@ fn passed_through() {
 /// The engine's full call entry (first calls, timed calls, call mode), guarded.
 #[inline(never)]
 fn enter_slow(p: &Engine, function: usize) -> CallStart {
-    catch_unwind(AssertUnwindSafe(|| p.call_enter(function))).unwrap_or_else(|_| {
+    catch_unwind(AssertUnwindSafe(|| {
+        asked_panic();
+        p.call_enter(function)
+    }))
+    .unwrap_or_else(|_| {
         disable("an internal error (panic)");
         CallStart::default()
     })

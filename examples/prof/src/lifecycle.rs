@@ -32,6 +32,10 @@ const BUILT_LIBMPI: &str = env!("MPIT_PROF_BUILD_LIBMPI");
 
 /// `MPI_Init` or `MPI_Init_thread` was called (by the profiled thread or any other).
 static INIT_SEEN: AtomicBool = AtomicBool::new(false);
+/// MPI was initialised with the library we were built for: every rank then takes part in the
+/// gather at `MPI_Finalize`, with or without a profile of its own (one rank that stays out,
+/// its tool broken by a panic or never started, would leave the others waiting there).
+static GATHER_AT_FINALIZE: AtomicBool = AtomicBool::new(false);
 /// The settings, read at `MPI_Init`.
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
@@ -91,14 +95,17 @@ fn initialise(pmpi: impl FnOnce() -> c_int) -> c_int {
     let rc = pmpi();
     glue::set_busy(was);
     if rc == SUCCESS && ours {
+        GATHER_AT_FINALIZE.store(true, Relaxed);
         start();
     }
     rc
 }
 
-/// Before MPI is finalised: finishes the engine, gathers and writes the profile.
+/// Before MPI is finalised: finishes the engine, gathers and writes the profile. Every rank
+/// where MPI was initialised with our library takes part, whether its tool runs or not.
 fn finalise() {
-    if let Some(engine) = glue::take() {
+    let engine = glue::take();
+    if GATHER_AT_FINALIZE.swap(false, Relaxed) {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| finish(engine)));
     }
 }
@@ -299,6 +306,11 @@ fn start() {
         }
     }
     let settings = SETTINGS.get_or_init(|| settings);
+    if let Some((at, n)) = config::test_panic(std::env::var(config::TEST_PANIC).ok())
+        && at == rank
+    {
+        glue::panic_at_entry(n);
+    }
     let engine = std::panic::catch_unwind(|| create(settings));
     glue::set_busy(was);
     match engine {
@@ -346,12 +358,33 @@ fn create(settings: &Settings) -> mpit_safe::Result<Engine> {
     )
 }
 
-/// Finishes the engine, gathers the profiles to rank 0 and writes them there.
-fn finish(engine: &Engine) {
+/// Finishes the engine (if this rank has one), gathers the profiles to rank 0 and writes
+/// them there. The gather is made whatever happened before it on this rank: a rank without a
+/// profile sends an empty one.
+fn finish(engine: Option<&Engine>) {
     let (rank, size) = world();
     progress(rank, "finishing");
-    // The last sample: everything after this is the tool's own traffic.
-    let bytes = match engine.stop() {
+    let bytes = match engine {
+        Some(engine) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            profile_bytes(engine, rank, size)
+        }))
+        .unwrap_or_else(|_| {
+            glue::disable("a panic while finishing");
+            Vec::new()
+        }),
+        None => Vec::new(),
+    };
+    // Every rank takes part in the gather, with an empty profile if it has none.
+    let gathered = gather(&bytes, rank, size);
+    if rank == 0 {
+        write_outputs(&gathered, size);
+    }
+}
+
+/// This rank's profile, serialised: the engine's last sample and report (everything after
+/// it is the tool's own traffic). Empty (and said on stderr) if the engine cannot finish.
+fn profile_bytes(engine: &Engine, rank: usize, size: usize) -> Vec<u8> {
+    match engine.stop() {
         Ok(report) => {
             let mut profile = RankProfile::from_report(
                 &report,
@@ -380,11 +413,6 @@ fn finish(engine: &Engine) {
             );
             Vec::new()
         }
-    };
-    // Every rank takes part in the gather, with an empty profile if it has none.
-    let gathered = gather(&bytes, rank, size);
-    if rank == 0 {
-        write_outputs(&gathered, size);
     }
 }
 
@@ -433,12 +461,20 @@ fn gather(bytes: &[u8], rank: usize, size: usize) -> Vec<Vec<u8>> {
         displs.push(0);
     }
     let mut all = vec![0u8; usize::try_from(total).unwrap_or(0).max(1)];
-    // SAFETY: `len` bytes sent from `bytes`; at the root `all` holds the sum of `lens`, laid
-    // out by `displs` (one entry per rank each); the receive arguments are ignored elsewhere;
-    // `comm` is valid.
+    // An empty `Vec`'s pointer is 1, which is Open MPI's `MPI_IN_PLACE` (an error at a
+    // non-root rank): an empty profile is sent from a real byte.
+    let nothing = [0u8; 1];
+    let send = if bytes.is_empty() {
+        nothing.as_ptr()
+    } else {
+        bytes.as_ptr()
+    };
+    // SAFETY: `len` bytes sent from `send` (`bytes`, or none from `nothing`); at the root
+    // `all` holds the sum of `lens`, laid out by `displs` (one entry per rank each); the
+    // receive arguments are ignored elsewhere; `comm` is valid.
     unsafe {
         mpi_sys::PMPI_Gatherv(
-            bytes.as_ptr().cast(),
+            send.cast(),
             len,
             byte,
             all.as_mut_ptr().cast(),
@@ -474,6 +510,13 @@ fn write_outputs(gathered: &[Vec<u8>], size: usize) {
             Ok(p) => profiles.push(p),
             Err(_) => missing.push(rank),
         }
+    }
+    if profiles.is_empty() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "mpit-prof: no profile written: none of the {size} ranks has one"
+        );
+        return;
     }
     let settings = SETTINGS.get().cloned().unwrap_or_default();
     let dir = settings

@@ -423,6 +423,72 @@ fn other_threads_pass_through() {
     }
 }
 
+/// A panic inside the tool on one rank (asked for with `MPIT_PROF_TEST_PANIC=RANK:3`: the
+/// third full call entry, before the exchange) stops profiling there and nowhere else: the
+/// program's output and exit status are unchanged, the rank says so once, and rank 0 writes
+/// the other three ranks' profiles, with their exact call counts. Before, the broken rank
+/// skipped the gather at `MPI_Finalize` and the others waited there for ever; and an empty
+/// profile's buffer (an empty `Vec`'s pointer, 1) was Open MPI's `MPI_IN_PLACE`, an error at
+/// a non-root rank. Both modes, the broken rank a sender (1) and the root (0).
+#[test]
+fn a_panic_on_one_rank_leaves_the_others_profiled() {
+    let exe = known_pattern().display().to_string();
+    let bare = run_mpi(RANKS, &[&exe, "5"]);
+    for (mode, broken) in [("region", 1), ("call", 1), ("call", 0)] {
+        let out = dir().join(format!("panic-{mode}-{broken}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let mut cmd = timed(&mpiexec()[0]);
+        cmd.args(&mpiexec()[1..])
+            .args([
+                "-n",
+                &RANKS.to_string(),
+                LAUNCHER,
+                "--mode",
+                mode,
+                "--output",
+            ])
+            .arg(&out)
+            .args(["--", &exe, "5"])
+            .env("MPIT_PROF_TEST_PANIC", format!("{broken}:3"))
+            .env("RUST_BACKTRACE", "0");
+        let o = cmd.output().expect("run mpiexec");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let what = format!("{mode}, rank {broken} broken: {stderr}");
+        assert_ne!(o.status.code(), Some(124), "hung: {what}");
+        assert_eq!(o.status.code(), bare.status.code(), "{what}");
+        assert_eq!(
+            sorted_lines(&o.stdout),
+            sorted_lines(&bare.stdout),
+            "{what}"
+        );
+        assert_eq!(
+            stderr
+                .matches("profiling stopped after an internal error (panic)")
+                .count(),
+            1,
+            "{what}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "profile of 3 of 4 ranks written to {} (no profile from ranks [{broken}])",
+                out.display()
+            )),
+            "{what}"
+        );
+        let ranks = read_ranks(&out);
+        assert_eq!(
+            ranks.iter().map(|p| p.rank).collect::<Vec<_>>(),
+            (0..RANKS).filter(|&r| r != broken).collect::<Vec<_>>(),
+            "{what}"
+        );
+        for p in &ranks {
+            let exchange = node(p, 0, "exchange", Kind::Region).expect("region exchange");
+            let send = node(p, exchange, "MPI_Send", Kind::Function).expect("MPI_Send");
+            assert_eq!(p.nodes[send].calls, p.rank as u64 + 1, "{what}");
+        }
+    }
+}
+
 /// A program that never calls MPI_Init runs unchanged; one line on stderr says nothing was
 /// profiled.
 #[test]
