@@ -198,6 +198,18 @@ mod tests {
         assert!(w[1].starts_with(PVARS), "{w:?}");
     }
 
+    /// `MPIT_PROF_TEST_PANIC` is `RANK:N` with `N` > 0; anything else asks for nothing.
+    #[test]
+    fn test_panic_values() {
+        let v = |s: &str| test_panic(Some(s.into()));
+        assert_eq!(v("1:3"), Some((1, 3)));
+        assert_eq!(v(" 0 : 2 "), Some((0, 2)));
+        for bad in ["", "1", "1:0", ":3", "x:3", "1:-2", "1:3:4"] {
+            assert_eq!(v(bad), None, "{bad:?}");
+        }
+        assert_eq!(test_panic(None), None);
+    }
+
     #[test]
     fn dates() {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
