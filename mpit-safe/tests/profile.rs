@@ -45,6 +45,14 @@ fn one_more_disturbed(disturbed: &mut u32) {
     );
 }
 
+/// The standard deviation of a total of the durations `ns` estimated from a random
+/// one-in-`TIME_ONE_IN` sample of them: the variance is (1 - p) / p · Σ(x - x̄)².
+fn sampling_sigma(ns: &[f64]) -> f64 {
+    let mean = ns.iter().sum::<f64>() / ns.len().max(1) as f64;
+    let spread: f64 = ns.iter().map(|x| (x - mean) * (x - mean)).sum();
+    (f64::from(TIME_ONE_IN - 1) * spread).sqrt()
+}
+
 /// Busy for `d` (a call's body that takes a known time).
 fn spin(d: std::time::Duration) {
     let t = std::time::Instant::now();
@@ -399,10 +407,7 @@ fn timed_by_sample(fast: bool) {
         );
         let ns: Vec<f64> = took.iter().map(|d| d.as_nanos() as f64).collect();
         let total: f64 = ns.iter().sum();
-        let mean = total / ns.len() as f64;
-        let spread: f64 = ns.iter().map(|x| (x - mean) * (x - mean)).sum();
-        // The variance of a total estimated from a random one-in-n sample: (1 - p) / p · Σ(x - x̄)².
-        let sigma = (f64::from(TIME_ONE_IN - 1) * spread).sqrt();
+        let sigma = sampling_sigma(&ns);
         let est = send.time_ns as f64;
         assert!(
             est <= total + 4.0 * sigma && est >= 0.75 * total - 4.0 * sigma,
@@ -486,9 +491,7 @@ fn long_phases_are_timed_and_weighed_apart() {
                 send.timed_calls
             );
             let total = long_ns + short.iter().sum::<f64>();
-            let mean = short.iter().sum::<f64>() / short.len() as f64;
-            let spread: f64 = short.iter().map(|x| (x - mean) * (x - mean)).sum();
-            let sigma = (f64::from(TIME_ONE_IN - 1) * spread).sqrt();
+            let sigma = sampling_sigma(&short);
             let est = send.time_ns as f64;
             assert!(
                 est <= total + 4.0 * sigma + 0.05 * total && est >= 0.75 * total - 4.0 * sigma,
