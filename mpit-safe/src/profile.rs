@@ -1362,10 +1362,31 @@ impl<'s, L: Level> Profiler<'s, L> {
             Err(_) => (none, 1),
         };
         let (decode, shift) = Decode::of(lane);
+        let bytes = count.saturating_mul(lane.size());
+        // Several elements in one word ([`Case::lanes`]).
+        let lanes = count > 1 && bytes <= size_of::<u64>();
+        let (case, shift) = if lanes {
+            (Case::lanes(kind), (64 - 8 * bytes) as u8)
+        } else {
+            (Case::of(decode, kind), shift)
+        };
         // The exact baseline of a one-element unsigned counter, for its integer deltas; of
-        // any other counter, the bits of `last` (a read of them adds nothing).
+        // any other counter, the bits of `last` (a read of them adds nothing). Of several
+        // elements in one word: their bytes, and `last` their sum but for a watermark (a
+        // failed read: none, summing to 0).
         let mut word = [0u8; 8];
+        let mut last = last;
         let prev = match decode {
+            _ if lanes => {
+                let w = match ffi::pvar_read(&handle, &mut word) {
+                    Ok(()) => unsigned(word, shift),
+                    Err(_) => 0,
+                };
+                if !matches!(kind, Kind::Up | Kind::Down) {
+                    last = lanes_sum(w, lane);
+                }
+                w
+            }
             _ if kind != Kind::Delta => 0,
             Decode::Unsigned | Decode::Word if count == 1 => {
                 match ffi::pvar_read(&handle, &mut word) {
@@ -1393,7 +1414,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                     seen_in: NONE,
                     lane,
                     kind,
-                    case: Case::of(decode, kind),
+                    case,
                     shift,
                 }
             };
@@ -1403,17 +1424,16 @@ impl<'s, L: Level> Profiler<'s, L> {
             label: label.into(),
             first,
         };
-        let seen = (count > 1
-            && count.saturating_mul(lane.size()) <= SMALL_BYTES
-            && matches!(kind, Kind::Delta | Kind::Raw))
-        .then(|| {
-            Box::new(SeenBytes {
-                bytes: [0; SMALL_BYTES],
-                fresh: [0; SMALL_BYTES],
-                valid: false,
+        let seen = |bytes: usize| {
+            (bytes <= SMALL_BYTES && matches!(kind, Kind::Delta | Kind::Raw)).then(|| {
+                Box::new(SeenBytes {
+                    bytes: [0; SMALL_BYTES],
+                    fresh: [0; SMALL_BYTES],
+                    valid: false,
+                })
             })
-        });
-        let word = if count == 1 {
+        };
+        let word = if count == 1 || lanes {
             WordPvarHandle::new(handle)
         } else {
             Err(handle)
@@ -1424,6 +1444,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                 st.word_slots.push(slot);
             }
             Err(handle) => {
+                let seen = seen(bytes);
                 st.probes.push(probe!(MultiHandle { handle, seen }));
                 st.slots.push(slot);
             }
@@ -2345,10 +2366,13 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     macro_rules! cases {
         ($m:ident) => {
             $m! {
-                DELTA: [WordDelta: WORD, UnsignedDelta: UNSIGNED, SignedDelta: SIGNED, FloatDelta: FLOAT],
-                SAMPLES: [UnsignedSamples: UNSIGNED, SignedSamples: SIGNED, FloatSamples: FLOAT],
-                RAW: [UnsignedRaw: UNSIGNED, SignedRaw: SIGNED, FloatRaw: FLOAT],
-                OTHER: [UnsignedOther: UNSIGNED, SignedOther: SIGNED, FloatOther: FLOAT]
+                DELTA: [WordDelta: WORD, UnsignedDelta: UNSIGNED, SignedDelta: SIGNED, FloatDelta: FLOAT,
+                    LanesDelta: LANES],
+                SAMPLES: [UnsignedSamples: UNSIGNED, SignedSamples: SIGNED, FloatSamples: FLOAT,
+                    LanesSamples: LANES],
+                RAW: [UnsignedRaw: UNSIGNED, SignedRaw: SIGNED, FloatRaw: FLOAT, LanesRaw: LANES],
+                OTHER: [UnsignedOther: UNSIGNED, SignedOther: SIGNED, FloatOther: FLOAT,
+                    LanesOther: LANES]
             }
         };
     }
@@ -2396,6 +2420,8 @@ const UNSIGNED: u8 = Decode::Unsigned as u8;
 const SIGNED: u8 = Decode::Signed as u8;
 const FLOAT: u8 = Decode::Float as u8;
 const WORD: u8 = Decode::Word as u8;
+/// Several elements in at most 8 bytes, read as one word and summed ([`Case::lanes`]).
+const LANES: u8 = 4;
 const DELTA: u8 = 0;
 const RAW: u8 = 1;
 const SAMPLES: u8 = 2;
@@ -2419,10 +2445,14 @@ enum Case {
     UnsignedOther,
     SignedOther,
     FloatOther,
+    LanesDelta,
+    LanesSamples,
+    LanesRaw,
+    LanesOther,
 }
 
 /// Cases of [`Case`].
-const CASES: usize = Case::FloatOther as usize + 1;
+const CASES: usize = Case::LanesOther as usize + 1;
 
 /// Whether `probes` one-element probes in `cases` cases cost fewer instructions a sample one
 /// by one ([`State::flat`]: ~8 a probe for the jump) than run by run (~16 for the cases'
@@ -2464,6 +2494,18 @@ impl Case {
             (Float, Kind::Up | Kind::Down) => Case::FloatOther,
         }
     }
+
+    /// The case of a variable of several integer elements in at most 8 bytes (a per-peer
+    /// array on a communicator of two ranks): read as one word, like a one-element one, and
+    /// summed where the word changed.
+    fn lanes(kind: Kind) -> Case {
+        match kind {
+            Kind::Delta => Case::LanesDelta,
+            Kind::Samples => Case::LanesSamples,
+            Kind::Raw => Case::LanesRaw,
+            Kind::Up | Kind::Down => Case::LanesOther,
+        }
+    }
 }
 
 /// Samples a run of one-element probes of decoding `D` and kind `K` (`OTHER`: a watermark,
@@ -2481,6 +2523,10 @@ fn sample_run<const D: u8, const K: u8, L: Level>(run: &mut [WordProbe<'_, L>], 
         }
         let buf = word.to_ne_bytes();
         let at = p.at as usize;
+        if D == LANES {
+            sample_lanes::<K, _>(p, buf, acc);
+            continue;
+        }
         if (D == UNSIGNED || D == WORD) && K == DELTA {
             // A run of 64-bit variables has no shift to undo.
             let v = match D {
@@ -2509,6 +2555,72 @@ fn sample_run<const D: u8, const K: u8, L: Level>(run: &mut [WordProbe<'_, L>], 
                 }
             }
         }
+    }
+}
+
+/// A sample of a probe of [`Case::lanes`], of kind `K`: its read `buf` (the elements, then
+/// bytes of an earlier read, cleared here). `prev` holds the bytes of the read before and `last` their sum (of a
+/// counter: the sum its deltas are measured from; of a watermark: its own last value), so a
+/// read of the same bytes sums nothing: a counter's adds nothing, a level's or state's sum is
+/// `last`.
+#[inline(always)]
+fn sample_lanes<const K: u8, H>(p: &mut Probe<H>, buf: [u8; 8], acc: &mut [f64]) {
+    let w = unsigned(buf, p.shift);
+    let at = p.at as usize;
+    if K == OTHER {
+        if let Some(a) = acc.get_mut(at..) {
+            observe_out_of_line(&mut p.last, p.kind, a, lanes_sum(w, p.lane));
+        }
+        return;
+    }
+    if w != p.prev {
+        p.prev = w;
+        let v = lanes_sum(w, p.lane);
+        if K == DELTA {
+            if let Some(sum) = acc.get_mut(at) {
+                add_delta(&mut p.last, sum, v);
+            }
+            return;
+        }
+        p.last = v;
+    } else if K == DELTA {
+        return;
+    }
+    let v = p.last;
+    if K == RAW {
+        store_state(acc, at, v);
+    } else if let Some(a) = acc.get_mut(at..at + 4).and_then(|a| a.first_chunk_mut()) {
+        add_sample(a, v);
+    }
+}
+
+/// The sum of the elements of lane `lane` packed in `w` (native order, at most 8 bytes, the
+/// bytes after them zero): integers summed as integers.
+#[inline(always)]
+fn lanes_sum(w: u64, lane: Lane) -> f64 {
+    let b = w.to_ne_bytes();
+    match lane {
+        Lane::U8 => b.iter().map(|&x| u64::from(x)).sum::<u64>() as f64,
+        Lane::I16 => b
+            .as_chunks::<2>()
+            .0
+            .iter()
+            .map(|&c| i64::from(i16::from_ne_bytes(c)))
+            .sum::<i64>() as f64,
+        Lane::I32 => b
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .map(|&c| i64::from(i32::from_ne_bytes(c)))
+            .sum::<i64>() as f64,
+        Lane::U32 => b
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .map(|&c| u64::from(u32::from_ne_bytes(c)))
+            .sum::<u64>() as f64,
+        // One element of 8 bytes: never of this case.
+        Lane::I64 | Lane::U64 | Lane::F64 => Decode::of(lane).0.value(b, 0),
     }
 }
 
@@ -2913,7 +3025,8 @@ mod tests {
     }
     /// The sampling loop attributes `runs[c]..runs[c + 1]` as case `c` and skips the cases
     /// not in `present`: every probe must fall in the run of its own case, and a case must be
-    /// present exactly when it has probes. Every (decoding, kind) has its case.
+    /// present exactly when it has probes. Every (decoding, kind) has its case, and so has
+    /// every kind of several elements in one word.
     #[test]
     fn case_runs_cover_each_case() {
         use proptest::prelude::*;
@@ -2927,6 +3040,7 @@ mod tests {
         let all: Vec<Case> = decodes
             .iter()
             .flat_map(|&d| kinds.iter().map(move |&k| Case::of(d, k)))
+            .chain(kinds.iter().map(|&k| Case::lanes(k)))
             .collect();
         let n = all.len();
         proptest!(|(picks in proptest::collection::vec(0..n, 0..40))| {
@@ -3123,6 +3237,68 @@ mod tests {
             prop_assert_eq!(unsigned(written((base as u32).to_ne_bytes()), shift), u64::from(base as u32));
             let (_, shift) = Decode::of(Lane::U8);
             prop_assert_eq!(unsigned(written([base as u8]), shift), u64::from(base as u8));
+        }
+
+        /// A variable of several integer elements in at most 8 bytes, read as one word
+        /// ([`Case::lanes`]: a per-peer array on 2 ranks), gives the metric of its elements'
+        /// sum as `observe` takes it (the several-element loop's rule, spec 003 §0.3-0.5), for
+        /// every kind and lane, also when reads repeat (a read of the same bytes is summed from
+        /// the one before) and with leftover bytes after the elements (cleared by the shift).
+        #[test]
+        fn lanes_follow_their_sum(
+            lane in prop_oneof![Just(Lane::U8), Just(Lane::I16), Just(Lane::I32), Just(Lane::U32)],
+            kind in prop_oneof![
+                Just(Kind::Delta), Just(Kind::Up), Just(Kind::Down), Just(Kind::Samples),
+                Just(Kind::Raw),
+            ],
+            count in 2usize..=8,
+            base in any::<u64>(),
+            reads in proptest::collection::vec((any::<u64>(), 0u8..3), 0..40),
+        ) {
+            let count = count.min(8 / lane.size()).max(2);
+            let bytes = count * lane.size();
+            let shift = (64 - 8 * bytes) as u8;
+            // The elements' own bytes of a word, and their sum element by element.
+            let mask = |w: u64| unsigned(w.to_ne_bytes(), shift);
+            let sum = |w: u64| -> f64 {
+                let b = w.to_ne_bytes();
+                let e = |i: usize| -> i128 {
+                    let c = &b[i * lane.size()..(i + 1) * lane.size()];
+                    match lane {
+                        Lane::U8 => i128::from(c[0]),
+                        Lane::I16 => i128::from(i16::from_ne_bytes([c[0], c[1]])),
+                        Lane::I32 => i128::from(i32::from_ne_bytes([c[0], c[1], c[2], c[3]])),
+                        _ => i128::from(u32::from_ne_bytes([c[0], c[1], c[2], c[3]])),
+                    }
+                };
+                (0..count).map(e).sum::<i128>() as f64
+            };
+            let watermark = matches!(kind, Kind::Up | Kind::Down);
+            let w0 = mask(base);
+            // As `allocate` makes it.
+            let first = if watermark { f64::NAN } else { sum(w0) };
+            let mut p = Probe {
+                handle: (), last: first, prev: w0, column: 0, at: 0, count: count as u32,
+                failures: 0, seen_in: NONE, lane, kind, case: Case::lanes(kind), shift,
+            };
+            let (mut acc, mut want) = (kind.zero().to_vec(), kind.zero().to_vec());
+            let mut last = first;
+            let mut prev = w0;
+            for &(w, again) in &reads {
+                // 0: a new read; 1: the read before again; 2: the same elements, other bytes
+                // after them (a narrower read leaves the previous probe's bytes there).
+                let w = match again { 0 => w, 1 => prev, _ => prev | (w << (8 * bytes % 64)) };
+                prev = w;
+                match kind {
+                    Kind::Delta => sample_lanes::<DELTA, ()>(&mut p, w.to_ne_bytes(), &mut acc),
+                    Kind::Samples => sample_lanes::<SAMPLES, ()>(&mut p, w.to_ne_bytes(), &mut acc),
+                    Kind::Raw => sample_lanes::<RAW, ()>(&mut p, w.to_ne_bytes(), &mut acc),
+                    _ => sample_lanes::<OTHER, ()>(&mut p, w.to_ne_bytes(), &mut acc),
+                }
+                observe(&mut last, kind, &mut want, sum(mask(w)));
+            }
+            let bits = |a: &[f64]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&acc), bits(&want), "{:?} {:?} × {}", kind, lane, count);
         }
 
         /// MPI-4.1 §16.3.7: a high (low) watermark only moves up (down) until it is reset; the
