@@ -46,7 +46,8 @@
 //! triples of the direct path, the C wrapper's reads written into the program (the floor) and
 //! the preloaded tool, under call mode and under the preloaded C wrapper; call − floor without
 //! the differences between processes, and C wrapper − floor, what the place of the same C code
-//! costs.
+//! costs. The same three without messages (each rank alone, pairs of `MPI_Comm_rank`): a
+//! tool's cost a call on this machine, without a round trip's noise.
 //!
 //! **Whole runs.** Real programs from Debian whose `libmpi` is, here, the one the profiler
 //! loads (`NPopenmpi` and `hpcc` on Debian's Open MPI and on the ABI-compatible Open MPI 5
@@ -861,8 +862,10 @@ fn trio(bench: &Bench, label: &str, md: &mut String) -> Value {
     let runs: usize = env_or("PROF_BENCH_PAIRED_RUNS", 10);
     let blocks: usize = env_or("PROF_BENCH_PAIRED_BLOCKS", 20);
     let seconds: f64 = env_or("PROF_BENCH_PAIRED_SECONDS", 0.025);
-    let sizes = [0u64, 1024];
-    // [tool][size]: direct µs, floor − direct and tool − floor in µs, per round trip.
+    // -1: no message, pairs of MPI_Comm_rank (each rank alone).
+    let sizes = [0i64, 1024, -1];
+    // [tool][size]: direct µs, floor − direct and tool − floor in µs, per round trip (per
+    // pair of calls for -1).
     let mut direct = vec![vec![Vec::new(); sizes.len()]; 2];
     let mut floor = vec![vec![Vec::new(); sizes.len()]; 2];
     let mut over = vec![vec![Vec::new(); sizes.len()]; 2];
@@ -918,6 +921,7 @@ fn trio(bench: &Bench, label: &str, md: &mut String) -> Value {
     );
     let mut rows = Vec::new();
     for (s, &size) in sizes.iter().enumerate() {
+        let name = u64::try_from(size).map_or("no message, 2 × MPI_Comm_rank".into(), size_name);
         let all = |v: &Vec<Vec<Vec<f64>>>| {
             median(&mut v.iter().flat_map(|x| x[s].clone()).collect::<Vec<_>>())
         };
@@ -928,8 +932,7 @@ fn trio(bench: &Bench, label: &str, md: &mut String) -> Value {
         let ratio = (d + f + call) / (d + f);
         let _ = writeln!(
             md,
-            "| {label} | {} | {d:.3} | {:.1} | {:.1} | {:.1} | {ratio:.3} |",
-            size_name(size),
+            "| {label} | {name} | {d:.3} | {:.1} | {:.1} | {:.1} | {ratio:.3} |",
             f * 1e3,
             call * 1e3,
             cwrap * 1e3,
@@ -945,7 +948,10 @@ fn trio(bench: &Bench, label: &str, md: &mut String) -> Value {
         md,
         "\n{runs} processes per tool, {blocks} triples of ~{seconds} s per size in each, the \
          order rotating; medians over every triple. C wrapper − floor: the same reads preloaded \
-         against written into the program, the floor's own spread with where its code sits."
+         against written into the program, the floor's own spread with where its code sits. \
+         No message: each rank alone makes pairs of `MPI_Comm_rank` calls, in µs a pair (the \
+         reads four times, as in a round trip's two calls on a rank), what the tool's code \
+         costs on this machine without a round trip's noise around it."
     );
     json!(rows)
 }

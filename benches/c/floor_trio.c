@@ -4,9 +4,12 @@
  * reads (cwrap_reads.h) written here around each PMPI_ call (the floor, no preload needed); and
  * through MPI_Send/MPI_Recv, i.e. whatever tool is preloaded (mpit-prof in call mode, or the
  * preloaded C wrapper prof_cwrap.c). The barrier, the clock and the calibration go through PMPI_.
+ * Then the same three without messages ("size" -1): each rank alone, pairs of MPI_Comm_rank
+ * calls, the cost of a tool's call on this machine without a round trip's noise around it.
  *
  *   mpiexec -n 2 [TOOL] floor_trio SECONDS BLOCKS
- *       prints "trio SIZE N DIRECT_S FLOOR_S TOOL_S" per triple (rank 0, stdout)
+ *       prints "trio SIZE N DIRECT_S FLOOR_S TOOL_S" per triple (rank 0, stdout; SIZE -1:
+ *       N pairs of MPI_Comm_rank calls)
  *
  * Why: separate processes differ here by where their ranks land, so a tool's and the preloaded
  * wrapper's costs measured in different processes carry that difference; a tool against the
@@ -16,11 +19,35 @@
 #include "inproc.h"
 #include "cwrap_reads.h"
 
-static const int sizes[2] = {0, 1024};
+static const int sizes[3] = {0, 1024, -1};
 
 TIMED_LOOP(loop_direct, (void)0, PMPI_Send, PMPI_Recv, (void)0)
 TIMED_LOOP(loop_floor, read_all(), PMPI_Send, PMPI_Recv, read_all())
 TIMED_LOOP(loop_tool, (void)0, MPI_Send, MPI_Recv, (void)0)
+
+/* `n` pairs of CALL(MPI_COMM_WORLD, &r) between PRE and POST, no message: rank 0's time. */
+#define LOCAL_LOOP(NAME, PRE, CALL, POST)                                                  \
+  static double NAME(char *buf, int size, long n, int rank) {                           \
+    long i;                                                                             \
+    int r;                                                                              \
+    double t0 = 0.0;                                                                    \
+    (void)buf, (void)size, (void)rank;                                                  \
+    PMPI_Barrier(MPI_COMM_WORLD);                                                       \
+    for (i = -(n / 20 + 1); i < n; i++) {                                               \
+      if (i == 0) t0 = PMPI_Wtime();                                                    \
+      PRE;                                                                              \
+      CALL(MPI_COMM_WORLD, &r);                                                         \
+      POST;                                                                             \
+      PRE;                                                                              \
+      CALL(MPI_COMM_WORLD, &r);                                                         \
+      POST;                                                                             \
+    }                                                                                   \
+    return PMPI_Wtime() - t0;                                                           \
+  }
+
+LOCAL_LOOP(local_direct, (void)0, PMPI_Comm_rank, (void)0)
+LOCAL_LOOP(local_floor, read_all(), PMPI_Comm_rank, read_all())
+LOCAL_LOOP(local_tool, (void)0, MPI_Comm_rank, (void)0)
 
 int main(int argc, char **argv) {
   int rank, nranks, k;
@@ -38,16 +65,21 @@ int main(int argc, char **argv) {
   blocks = atol(argv[2]);
   setup();
   memset(buf, 1, sizeof buf);
-  for (k = 0; k < 2; k++) {
-    long n = calibrate(loop_direct, buf, sizes[k], seconds, rank);
+  for (k = 0; k < 3; k++) {
+    int local = sizes[k] < 0;
+    double (*loops[3])(char *, int, long, int) = {
+        local ? local_direct : loop_direct,
+        local ? local_floor : loop_floor,
+        local ? local_tool : loop_tool,
+    };
+    /* Without messages the direct calls take next to nothing: blocks sized by the floor. */
+    long n = calibrate(loops[local], buf, sizes[k], seconds, rank);
     for (b = 0; b < blocks; b++) {
       double t[3];
       int j;
       for (j = 0; j < 3; j++) {
         int w = (int)((j + b) % 3);
-        t[w] = w == 0   ? loop_direct(buf, sizes[k], n, rank)
-               : w == 1 ? loop_floor(buf, sizes[k], n, rank)
-                        : loop_tool(buf, sizes[k], n, rank);
+        t[w] = loops[w](buf, sizes[k], n, rank);
       }
       if (rank == 0) printf("trio %d %ld %.9f %.9f %.9f\n", sizes[k], n, t[0], t[1], t[2]);
     }

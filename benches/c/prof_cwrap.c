@@ -4,8 +4,9 @@
  * for every pvar bound to a communicator, one on MPI_COMM_WORLD and one on MPI_COMM_SELF (the
  * predefined communicators mpit-prof binds at MPI_Init), starts the non-continuous ones
  * (dropping those MPI refuses to start), and reads all of them at the entry and the exit of
- * every MPI_Send and MPI_Recv. Holes (indices whose get_info fails) and refused allocations are
- * skipped, and so are the pvars mpit-safe refuses to allocate (Open MPI 4.1's mtl_psm2_*).
+ * every MPI_Send and MPI_Recv (and MPI_Comm_rank: floor_trio's calls without messages). Holes
+ * (indices whose get_info fails) and refused allocations are skipped, and so are the pvars
+ * mpit-safe refuses to allocate (Open MPI 4.1's mtl_psm2_*).
  * With PROF_CWRAP_VERBOSE set, rank 0 says on stderr what it holds:
  *   "cwrap: pvars P handles H (unbound U, comm C) started S"   (C: on both communicators)
  */
@@ -37,6 +38,14 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
   int rc;
   read_all();
   rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+  read_all();
+  return rc;
+}
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank) {
+  int rc;
+  read_all();
+  rc = PMPI_Comm_rank(comm, rank);
   read_all();
   return rc;
 }
