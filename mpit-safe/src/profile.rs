@@ -808,8 +808,9 @@ impl Decode {
 
 /// A handle as the sampling loop sees it: the handle and what a sample of it needs, 72 bytes,
 /// walked contiguously (the handle's other state is in its [`Slot`], at the same index). `H`:
-/// a [`WordPvarHandle`] for the one-element variables ([`State::words`]), read with no size
-/// check, or any handle ([`State::probes`]).
+/// a [`WordPvarHandle`] for the variables of at most 8 bytes ([`State::words`]: one element,
+/// or several integers in one word, [`Case::lanes`]), read with no size check, or any handle
+/// ([`State::probes`]).
 struct Probe<H> {
     handle: H,
     /// The previous value of a counter, timer, aggregate or watermark: deltas and moves are
@@ -843,7 +844,7 @@ struct Probe<H> {
     shift: u8,
 }
 
-/// A probe of a one-element variable of at most 8 bytes ([`State::words`]).
+/// A probe of a variable of at most 8 bytes ([`State::words`]).
 type WordProbe<'s, L> = Probe<WordPvarHandle<'s, L>>;
 /// A probe of any other variable ([`State::probes`]).
 type AnyProbe<'s, L> = Probe<MultiHandle<'s, L>>;
@@ -1021,8 +1022,9 @@ struct State<'s, L: Level> {
     /// Short calls until the next timed one.
     countdown: u32,
     in_call: u32,
-    /// The handles of one element of at most 8 bytes, in the sampling loop's order
-    /// ([`State::replan`]), and the rest of each at the same index in `word_slots`.
+    /// The handles of at most 8 bytes (one element, or several in one word: [`Case::lanes`]),
+    /// in the sampling loop's order ([`State::replan`]), and the rest of each at the same
+    /// index in `word_slots`.
     words: Vec<WordProbe<'s, L>>,
     word_slots: Vec<Slot>,
     /// Where the run of each [`Case`] starts in `words` (and the last one ends): `words` is in
@@ -1034,8 +1036,8 @@ struct State<'s, L: Level> {
     /// Few one-element probes for their cases: the sampling loop takes them one by one,
     /// each to its case's code by a jump table, not run by run ([`State::replan`]).
     flat: bool,
-    /// The other handles (several elements), and the rest of each at the same index in
-    /// `slots`.
+    /// The other handles (several elements in more than 8 bytes), and the rest of each at the
+    /// same index in `slots`.
     probes: Vec<AnyProbe<'s, L>>,
     nodes: Vec<Node>,
     stack: Vec<Frame>,
