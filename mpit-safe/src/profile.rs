@@ -820,8 +820,8 @@ struct Probe<H> {
     /// deltas are taken in integers (`last` unused); of any other counter, timer or aggregate,
     /// the bits of its previous read (of its sum, for several elements): a read of the same
     /// bits is skipped, it would add nothing. Of a state or generic variable of several
-    /// elements, the bits of the value last stored ([`Probe::seen_in`]; a one-element one is
-    /// stored at every read).
+    /// elements, the bits of its last sum (a read of the same bytes is not summed again).
+    /// Of several elements in one word ([`Case::lanes`]): their bytes.
     prev: u64,
     /// Index of the variable's column.
     column: u32,
@@ -831,10 +831,6 @@ struct Probe<H> {
     count: u32,
     /// Reads that failed.
     failures: u32,
-    /// Of a state or generic variable of several elements: the node its last value was
-    /// stored in (`prev` holds that value's bits), so that a read of the same bytes in the
-    /// same node stores nothing (it would store what is there). [`NONE`] before the first.
-    seen_in: u32,
     lane: Lane,
     kind: Kind,
     /// The sampling loop's case of a one-element probe: its decoding ([`Decode::of`]) and
@@ -1413,7 +1409,6 @@ impl<'s, L: Level> Profiler<'s, L> {
                     at,
                     count: elements,
                     failures,
-                    seen_in: NONE,
                     lane,
                     kind,
                     case,
@@ -2419,7 +2414,7 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
         cases!(by_runs);
     }
     if !multi.is_empty() {
-        sample_multi(multi, acc, scratch, node);
+        sample_multi(multi, acc, scratch);
     }
 }
 
@@ -2648,18 +2643,6 @@ fn store_state(acc: &mut [f64], at: usize, v: f64) {
     }
 }
 
-/// Whether `node` holds a state's, size's or generic variable's read of `bits` already (the
-/// last value stored, [`Probe::seen_in`]): storing it again would change nothing. If not, the
-/// read becomes the one stored last.
-#[inline(always)]
-fn stored_already<H>(p: &mut Probe<H>, bits: u64, node: u32) -> bool {
-    if bits == p.prev && node == p.seen_in {
-        return true;
-    }
-    (p.prev, p.seen_in) = (bits, node);
-    false
-}
-
 /// [`Decode::value`] of decoding `D`, known at compile time.
 #[inline(always)]
 fn decode_as<const D: u8>(buf: [u8; 8], shift: u8) -> f64 {
@@ -2750,12 +2733,7 @@ fn huge(d: u64) -> f64 {
 /// most [`SMALL_BYTES`] (a communicator-bound variable with an element per rank of a small
 /// communicator), else through the scratch buffers, out of line.
 #[inline(always)]
-fn sample_multi<L: Level>(
-    ps: &mut [AnyProbe<'_, L>],
-    acc: &mut [f64],
-    scratch: &mut Scratch,
-    node: u32,
-) {
+fn sample_multi<L: Level>(ps: &mut [AnyProbe<'_, L>], acc: &mut [f64], scratch: &mut Scratch) {
     for p in ps {
         let n = p.count as usize;
         let MultiHandle { handle, seen } = &mut p.handle;
@@ -2772,14 +2750,10 @@ fn sample_multi<L: Level>(
         let v = match read {
             Small::Sum(v) => v,
             // The bytes of the read before: the same sum, whose bits `prev` holds (a
-            // counter's last read, a state's last stored). Nothing to add to a counter, nor
-            // to the node holding the state already.
-            Small::Same if p.kind == Kind::Delta || node == p.seen_in => continue,
-            // A state's last stored, in another node: stored there too, without `stored_already`
-            // comparing the bits again (callgrind, Open MPI 4.1.4's two per-rank queue
-            // lengths in call mode, which alternates nodes: 6% of our instructions).
+            // counter's last read, a state's last sum). Nothing to add to a counter; a state
+            // is stored where the node does not hold it (`store_state`).
+            Small::Same if p.kind == Kind::Delta => continue,
             Small::Same if p.kind == Kind::Raw => {
-                p.seen_in = node;
                 store_state(acc, p.at as usize, f64::from_bits(p.prev));
                 continue;
             }
@@ -2795,9 +2769,7 @@ fn sample_multi<L: Level>(
                 add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(p.at as usize))
             }
             Kind::Raw => {
-                if stored_already(p, v.to_bits(), node) {
-                    continue;
-                }
+                p.prev = v.to_bits();
                 store_state(acc, p.at as usize, v);
             }
             _ => {
@@ -2981,8 +2953,10 @@ fn add_watermark(prev: &mut f64, kind: Kind, [changes, amount, seen, last]: &mut
         }
         *prev = v;
     }
-    *seen = 1.0;
-    *last = v;
+    // As `store_state`: no store where the node holds the value already.
+    if *seen != 1.0 || last.to_bits() != v.to_bits() {
+        (*seen, *last) = (1.0, v);
+    }
 }
 
 /// A level's sample: count, minimum, maximum and sum.
@@ -2997,7 +2971,11 @@ fn add_sample([count, min, max, sum]: &mut [f64; 4], v: f64) {
     if v > *max {
         *max = v;
     }
-    *sum += v;
+    // A zero (most levels: empty queues) leaves the sum as it is: no store (see
+    // `store_state`). Adding -0.0 to a sum changes nothing either.
+    if v != 0.0 {
+        *sum += v;
+    }
 }
 
 /// Ends regions back to a depth, for guards.
@@ -3293,7 +3271,7 @@ mod tests {
             let first = if watermark { f64::NAN } else { sum(w0) };
             let mut p = Probe {
                 handle: (), last: first, prev: w0, column: 0, at: 0, count: count as u32,
-                failures: 0, seen_in: NONE, lane, kind, case: Case::lanes(kind), shift,
+                failures: 0, lane, kind, case: Case::lanes(kind), shift,
             };
             let (mut acc, mut want) = (kind.zero().to_vec(), kind.zero().to_vec());
             let mut last = first;
