@@ -2337,11 +2337,13 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 /// [`sample`], inlined into the two hot paths of call mode (the entry and the exit of a
 /// call not chosen for timing).
 ///
-/// The one-element probes go case by case ([`Case`], [`State::runs`]), each run a loop with
-/// its decoding and its kind fixed: each probe is read into 8 bytes and decoded by its shift
-/// ([`Decode::value`]); counters, timers and aggregates (most variables), levels and states
-/// are attributed inline (a compare, a subtraction and an addition for a counter),
-/// watermarks and a counter's reset out of line.
+/// The probes of at most 8 bytes go case by case ([`Case`], [`State::runs`]), each run a
+/// loop with its decoding and its kind fixed: each probe is read into 8 bytes and decoded by
+/// its shift ([`Decode::value`]); counters, timers and aggregates (most variables), levels and
+/// states are attributed inline (a compare, a subtraction and an addition for a counter),
+/// watermarks and a counter's reset out of line. Between two reads the loop stores only what
+/// changed: every `MPI_T_pvar_read` of Open MPI takes a mutex, and a locked instruction waits
+/// for the stores before it.
 #[inline(always)]
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let State {
@@ -2511,8 +2513,9 @@ impl Case {
     }
 }
 
-/// Samples a run of one-element probes of decoding `D` and kind `K` (`OTHER`: a watermark,
-/// each probe's own kind, out of line).
+/// Samples a run of probes of at most 8 bytes of decoding `D` and kind `K` (`OTHER`: a
+/// watermark, each probe's own kind, out of line; [`LANES`]: several elements in the word), all
+/// read into `word`.
 #[inline(always)]
 fn sample_run<const D: u8, const K: u8, L: Level>(
     run: &mut [WordProbe<'_, L>],
@@ -2562,10 +2565,10 @@ fn sample_run<const D: u8, const K: u8, L: Level>(
 }
 
 /// A sample of a probe of [`Case::lanes`], of kind `K`: its read `buf` (the elements, then
-/// bytes of an earlier read, cleared here). `prev` holds the bytes of the read before and `last` their sum (of a
-/// counter: the sum its deltas are measured from; of a watermark: its own last value), so a
-/// read of the same bytes sums nothing: a counter's adds nothing, a level's or state's sum is
-/// `last`.
+/// bytes of an earlier read, cleared here). `prev` holds the bytes of the read before and
+/// `last` their sum (of a counter: the sum its deltas are measured from; of a watermark: its
+/// own last value), so a read of the same bytes sums nothing: a counter's adds nothing, a
+/// level's or state's sum is `last`.
 #[inline(always)]
 fn sample_lanes<const K: u8, H>(p: &mut Probe<H>, buf: [u8; 8], acc: &mut [f64]) {
     let w = unsigned(buf, p.shift);
