@@ -297,24 +297,12 @@ fn check_conservation(test: &str, child: &str) {
     }
 }
 
+use common::comm_world;
 use mpit_safe::RawObject;
 use mpit_safe::profile::Elements;
-#[cfg(mpit_abi)]
-use mpit_safe::sys as ffi;
-#[cfg(not(mpit_abi))]
-use mpit_safe::sys::mpi_sys as ffi;
 
 const RAW_CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_RAW_CHILD";
 const RAW_TEST: &str = "raw_values_of_per_rank_elements_in_every_node";
-
-/// `MPI_COMM_WORLD` (a link-time object in rsmpi's bindings, a constant in the ABI's).
-fn comm_world() -> ffi::MPI_Comm {
-    #[cfg(mpit_abi)]
-    return ffi::MPI_COMM_WORLD;
-    // SAFETY: a link-time constant of the MPI library.
-    #[cfg(not(mpit_abi))]
-    return unsafe { ffi::RSMPI_COMM_WORLD };
-}
 
 /// A state, size or generic variable with an element per rank of `MPI_COMM_WORLD` (Open MPI's
 /// ob1 queue lengths, on 2 ranks) keeps its last value in every node sampled (spec 003 §0.5),

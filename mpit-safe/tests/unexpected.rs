@@ -19,10 +19,7 @@ use mpi::traits::*;
 use mpit_safe::profile::{Config, Metric, Mode, Profiler};
 use mpit_safe::{Bind, Mpit, RawObject, Value};
 
-#[cfg(mpit_abi)]
-use mpit_safe::sys as ffi;
-#[cfg(not(mpit_abi))]
-use mpit_safe::sys::mpi_sys as ffi;
+use common::comm_world;
 
 const K: usize = 5;
 const CHILD: &str = "MPIT_SAFE_UNEXPECTED_CHILD";
@@ -174,14 +171,6 @@ fn profiled(
     );
     assert_eq!(drain, 0.0, "{NAME} in the region where they were received");
     assert_eq!(recv, 0.0, "{NAME} at the exit of the receives");
-}
-
-fn comm_world() -> ffi::MPI_Comm {
-    #[cfg(mpit_abi)]
-    return ffi::MPI_COMM_WORLD;
-    // SAFETY: a link-time constant of the MPI library.
-    #[cfg(not(mpit_abi))]
-    return unsafe { ffi::RSMPI_COMM_WORLD };
 }
 
 #[test]

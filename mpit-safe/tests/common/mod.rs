@@ -165,3 +165,16 @@ pub(crate) fn rss() -> u64 {
         .expect("statm's resident field");
     pages * 4096
 }
+
+/// `MPI_COMM_WORLD` (a link-time object in rsmpi's bindings, a constant in the ABI's).
+#[cfg(mpit_abi)]
+pub(crate) fn comm_world() -> sys::MPI_Comm {
+    sys::MPI_COMM_WORLD
+}
+
+/// `MPI_COMM_WORLD` (a link-time object in rsmpi's bindings, a constant in the ABI's).
+#[cfg(not(mpit_abi))]
+pub(crate) fn comm_world() -> sys::mpi_sys::MPI_Comm {
+    // SAFETY: a link-time constant of the MPI library.
+    unsafe { sys::mpi_sys::RSMPI_COMM_WORLD }
+}
