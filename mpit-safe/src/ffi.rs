@@ -1183,15 +1183,17 @@ impl<'s, L: Level> WordPvarHandle<'s, L> {
         &self.0
     }
 
-    /// `MPI_T_pvar_read` into the first bytes of `word` (the rest as they were).
+    /// `MPI_T_pvar_read` into the first bytes of `word` (the rest as they were): whether it
+    /// succeeded, no more (no branch: a loop of reads ANDs them and checks once).
     #[inline(always)]
-    pub(crate) fn read(&self, word: &mut u64) -> Result<()> {
+    pub(crate) fn read_ok(&self, word: &mut u64) -> bool {
         // SAFETY: a live handle in its live session (borrowed); its variable takes at most the
         // 8 bytes of `word` (checked in `new`; a handle's size never changes), and a `u64`
         // takes any bytes MPI writes.
-        check(unsafe {
+        let code = unsafe {
             sys::MPI_T_pvar_read(self.0.session, self.0.raw, std::ptr::from_mut(word).cast())
-        })
+        };
+        code == sys::MPI_SUCCESS
     }
 }
 

@@ -1023,6 +1023,11 @@ struct State<'s, L: Level> {
     /// index in `word_slots`.
     words: Vec<WordProbe<'s, L>>,
     word_slots: Vec<Slot>,
+    /// The word each of `words` is read into, at the same index: all of a sample's reads
+    /// first, one after the other as the C wrapper makes them, then their attribution
+    /// ([`sample_body`]). Zeroed by [`State::replan`], each written only by its own
+    /// variable's reads: the bytes after a narrower value stay zero.
+    reads: Vec<u64>,
     /// Where the run of each [`Case`] starts in `words` (and the last one ends): `words` is in
     /// runs of one case, `runs[c]..runs[c + 1]` ([`State::replan`]). The sampling loop goes
     /// case by case in a fixed order, each run without a branch on the decoding or the kind.
@@ -1152,6 +1157,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             objects: Vec::new(),
             words: Vec::new(),
             word_slots: Vec::new(),
+            reads: Vec::new(),
             probes: Vec::new(),
             slots: Vec::new(),
             runs: [0; CASES + 1],
@@ -2254,6 +2260,7 @@ impl<'s, L: Level> State<'s, L> {
         (self.runs, self.present) = case_runs(&cases);
         self.flat = flat_is_cheaper(cases.len(), self.present.count_ones() as usize);
         (self.words, self.word_slots) = pairs.into_iter().unzip();
+        self.reads = vec![0; self.words.len()];
     }
 
     /// Handles held: one-element and other.
@@ -2337,17 +2344,18 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 /// [`sample`], inlined into the two hot paths of call mode (the entry and the exit of a
 /// call not chosen for timing).
 ///
-/// The probes of at most 8 bytes go case by case ([`Case`], [`State::runs`]), each run a
-/// loop with its decoding and its kind fixed: each probe is read into 8 bytes and decoded by
-/// its shift ([`Decode::value`]); counters, timers and aggregates (most variables), levels and
-/// states are attributed inline (a compare, a subtraction and an addition for a counter),
-/// watermarks and a counter's reset out of line. Between two reads the loop stores only what
-/// changed: every `MPI_T_pvar_read` of Open MPI takes a mutex, and a locked instruction waits
-/// for the stores before it.
+/// The probes of at most 8 bytes are all read first, each into its word ([`State::reads`]),
+/// then attributed case by case ([`attribute_words`], [`Case`], [`State::runs`]), each run a
+/// loop with its decoding and its kind fixed: each word decoded by its probe's shift
+/// ([`Decode::value`]); counters, timers and aggregates (most variables), levels and states
+/// attributed inline (a compare, a subtraction and an addition for a counter), watermarks and
+/// a counter's reset out of line. Nothing of ours between two reads: every `MPI_T_pvar_read`
+/// of Open MPI takes a mutex, and a locked instruction waits for the stores before it.
 #[inline(always)]
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     let State {
         words: one,
+        reads,
         probes: multi,
         runs,
         present,
@@ -2361,62 +2369,101 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     };
     let acc = &mut n.acc[..];
     let (runs, present) = (&*runs, *present);
-    // One word for every read of the sample, zeroed once: a read of a narrower variable
-    // leaves bytes of the read before after its value, which the decoding's shift clears (the
-    // 64-bit ones fill all 8). A `u64`, not bytes: a 64-bit counter's value is the word as
-    // read, in a register. Not zeroed before each read: a store the next read's lock inside
-    // MPI waits for.
-    let mut word = 0u64;
-    // Every case: its kind, then each decoding with its `Case`.
-    macro_rules! cases {
-        ($m:ident) => {
-            $m! {
-                DELTA: [WordDelta: WORD, UnsignedDelta: UNSIGNED, SignedDelta: SIGNED, FloatDelta: FLOAT,
-                    LanesDelta: LANES],
-                SAMPLES: [UnsignedSamples: UNSIGNED, SignedSamples: SIGNED, FloatSamples: FLOAT,
-                    LanesSamples: LANES],
-                RAW: [UnsignedRaw: UNSIGNED, SignedRaw: SIGNED, FloatRaw: FLOAT, LanesRaw: LANES],
-                OTHER: [UnsignedOther: UNSIGNED, SignedOther: SIGNED, FloatOther: FLOAT,
-                    LanesOther: LANES]
-            }
-        };
+    // Every read first, each into its own word, nothing between two reads but the next
+    // call's arguments: no store of ours for the lock inside the next read to wait for, no
+    // branch on a value. Their success ANDed, checked once.
+    let mut ok = reads.len() == one.len();
+    for (p, w) in one.iter().zip(reads.iter_mut()) {
+        ok &= p.handle.read_ok(w);
     }
+    if !ok {
+        // A read failed (or the words do not match the probes: never seen): again one by
+        // one, each checked.
+        reread_failed(one, reads, acc);
+    } else {
+        attribute_words(one, reads, runs, present, *flat, acc);
+    }
+    if !multi.is_empty() {
+        sample_multi(multi, acc, scratch);
+    }
+}
+
+/// Every case: its kind, then each decoding with its `Case` ([`attribute_words`]).
+macro_rules! cases {
+    ($m:ident!($($a:tt)*)) => {
+        $m! {
+            ($($a)*)
+            DELTA: [WordDelta: WORD, UnsignedDelta: UNSIGNED, SignedDelta: SIGNED, FloatDelta: FLOAT,
+                LanesDelta: LANES],
+            SAMPLES: [UnsignedSamples: UNSIGNED, SignedSamples: SIGNED, FloatSamples: FLOAT,
+                LanesSamples: LANES],
+            RAW: [UnsignedRaw: UNSIGNED, SignedRaw: SIGNED, FloatRaw: FLOAT, LanesRaw: LANES],
+            OTHER: [UnsignedOther: UNSIGNED, SignedOther: SIGNED, FloatOther: FLOAT,
+                LanesOther: LANES]
+        }
+    };
+}
+
+/// Probe by probe, each to its case's code: `$p` the probe, `$w` its word.
+macro_rules! by_case {
+    (($p:ident, $w:ident, $acc:ident) $($k:ident: [$($case:ident: $d:ident),*]),*) => {
+        match $p.case {
+            $($(Case::$case => sample_run::<$d, $k, L>(
+                std::slice::from_mut($p), std::slice::from_ref($w), $acc),)*)*
+        }
+    };
+}
+
+/// Attributes the words `reads` of the probes `one` (all read) to `acc`: run by run, or one by
+/// one where `flat`.
+#[inline(always)]
+fn attribute_words<L: Level>(
+    one: &mut [WordProbe<'_, L>],
+    reads: &[u64],
+    runs: &[u32; CASES + 1],
+    present: u32,
+    flat: bool,
+    acc: &mut [f64],
+) {
     // Run by run: a case with probes, its run, its bounds checked (they are `replan`'s: a
     // mismatch, never seen, skips the run). A case without: one test, and a group of cases
     // without any, one test for the group.
     macro_rules! by_runs {
-        ($($k:ident: [$($case:ident: $d:ident),*]),*) => {
+        (() $($k:ident: [$($case:ident: $d:ident),*]),*) => {
             $(if present & (0 $(| 1 << Case::$case as u32)*) != 0 {
                 $({
                     let c = Case::$case as usize;
+                    let r = runs[c] as usize..runs[c + 1] as usize;
                     if present & (1 << c) != 0
-                        && let Some(run) = one.get_mut(runs[c] as usize..runs[c + 1] as usize)
+                        && let (Some(run), Some(w)) = (one.get_mut(r.clone()), reads.get(r))
                     {
-                        sample_run::<$d, $k, L>(run, acc, &mut word);
+                        sample_run::<$d, $k, L>(run, w, acc);
                     }
                 })*
             })*
         };
     }
-    // Probe by probe: each to its case's code.
-    macro_rules! one_by_one {
-        ($($k:ident: [$($case:ident: $d:ident),*]),*) => {
-            for p in one.iter_mut() {
-                let case = p.case;
-                let run = std::slice::from_mut(p);
-                match case {
-                    $($(Case::$case => sample_run::<$d, $k, L>(run, acc, &mut word),)*)*
-                }
-            }
-        };
-    }
-    if *flat {
-        cases!(one_by_one);
+    if flat {
+        for (p, w) in one.iter_mut().zip(reads) {
+            cases!(by_case!(p, w, acc));
+        }
     } else {
-        cases!(by_runs);
+        cases!(by_runs!());
     }
-    if !multi.is_empty() {
-        sample_multi(multi, acc, scratch);
+}
+
+/// A sample in which a read failed: every probe read again, each checked; a failure counted
+/// and its probe left out of the sample.
+#[cold]
+#[inline(never)]
+fn reread_failed<L: Level>(one: &mut [WordProbe<'_, L>], reads: &mut [u64], acc: &mut [f64]) {
+    for (p, w) in one.iter_mut().zip(reads.iter_mut()) {
+        if !p.handle.read_ok(w) {
+            read_failed(p);
+            continue;
+        }
+        let w = &*w;
+        cases!(by_case!(p, w, acc));
     }
 }
 
@@ -2514,19 +2561,15 @@ impl Case {
 }
 
 /// Samples a run of probes of at most 8 bytes of decoding `D` and kind `K` (`OTHER`: a
-/// watermark, each probe's own kind, out of line; [`LANES`]: several elements in the word), all
-/// read into `word`.
+/// watermark, each probe's own kind, out of line; [`LANES`]: several elements in the word), of
+/// words `words` (each probe's read, at the same index).
 #[inline(always)]
 fn sample_run<const D: u8, const K: u8, L: Level>(
     run: &mut [WordProbe<'_, L>],
+    words: &[u64],
     acc: &mut [f64],
-    word: &mut u64,
 ) {
-    for p in run {
-        if p.handle.read(word).is_err() {
-            read_failed(p);
-            continue;
-        }
+    for (p, &word) in run.iter_mut().zip(words) {
         let buf = word.to_ne_bytes();
         let at = p.at as usize;
         if D == LANES {
@@ -2536,7 +2579,7 @@ fn sample_run<const D: u8, const K: u8, L: Level>(
         if (D == UNSIGNED || D == WORD) && K == DELTA {
             // A run of 64-bit variables has no shift to undo.
             let v = match D {
-                WORD => *word,
+                WORD => word,
                 _ => unsigned(buf, p.shift),
             };
             add_unsigned_delta_if_moved(&mut p.prev, v, || acc.get_mut(at));
