@@ -873,7 +873,7 @@ impl<'s, L: Level> Held<'s, L> for WordPvarHandle<'s, L> {
     }
 }
 
-/// The bytes of a probe's previous read ([`Slot::seen`]), and the buffer it is read into.
+/// The bytes of a probe's previous read ([`MultiHandle::seen`]), and the buffer it is read into.
 struct SeenBytes {
     bytes: [u8; SMALL_BYTES],
     /// What the read writes into: MPI writes the variable's bytes, fewer than these or as
@@ -1028,6 +1028,13 @@ struct State<'s, L: Level> {
     /// ([`sample_body`]). Zeroed by [`State::replan`], each written only by its own
     /// variable's reads: the bytes after a narrower value stay zero.
     reads: Vec<u64>,
+    /// Debug builds: every sample's one-element probes read again one by one, as after a
+    /// failed read ([`REREAD_TEST`] set in the environment: a test of that path on a real
+    /// MPI, whose reads do not fail), and how many samples took it.
+    #[cfg(debug_assertions)]
+    reread_test: bool,
+    #[cfg(debug_assertions)]
+    rereads: u64,
     /// Where the run of each [`Case`] starts in `words` (and the last one ends): `words` is in
     /// runs of one case, `runs[c]..runs[c + 1]` ([`State::replan`]). The sampling loop goes
     /// case by case in a fixed order, each run without a branch on the decoding or the kind.
@@ -1158,6 +1165,10 @@ impl<'s, L: Level> Profiler<'s, L> {
             words: Vec::new(),
             word_slots: Vec::new(),
             reads: Vec::new(),
+            #[cfg(debug_assertions)]
+            reread_test: std::env::var_os(REREAD_TEST).is_some(),
+            #[cfg(debug_assertions)]
+            rereads: 0,
             probes: Vec::new(),
             slots: Vec::new(),
             runs: [0; CASES + 1],
@@ -2057,6 +2068,13 @@ impl<'s, L: Level> Profiler<'s, L> {
             st.retire(probe, slot);
         }
         let mut notes = std::mem::take(&mut st.notes);
+        #[cfg(debug_assertions)]
+        if st.rereads > 0 {
+            notes.push(format!(
+                "{} samples read again one by one ({REREAD_TEST})",
+                st.rereads
+            ));
+        }
         if st.mismatches > 0 {
             notes.push(format!(
                 "{} region end(s) did not match the innermost region",
@@ -2353,6 +2371,14 @@ fn sample<L: Level>(st: &mut State<'_, L>, node: u32) {
 /// of Open MPI takes a mutex, and a locked instruction waits for the stores before it.
 #[inline(always)]
 fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
+    #[cfg(debug_assertions)]
+    let force = st.reread_test && !st.words.is_empty();
+    #[cfg(debug_assertions)]
+    if force {
+        st.rereads += 1;
+    }
+    #[cfg(not(debug_assertions))]
+    let force = false;
     let State {
         words: one,
         reads,
@@ -2376,7 +2402,7 @@ fn sample_body<L: Level>(st: &mut State<'_, L>, node: u32) {
     for (p, w) in one.iter().zip(reads.iter_mut()) {
         ok &= p.handle.read_ok(w);
     }
-    if !ok {
+    if !ok || force {
         // A read failed (or the words do not match the probes: never seen): again one by
         // one, each checked.
         reread_failed(one, reads, acc);
@@ -2451,6 +2477,12 @@ fn attribute_words<L: Level>(
         cases!(by_runs!());
     }
 }
+
+/// The environment variable that makes a debug build's sampling loop read every sample's
+/// one-element probes again one by one ([`reread_failed`]), as after a failed read: the test
+/// of that path (`tests/profile_ranks.rs`).
+#[cfg(debug_assertions)]
+const REREAD_TEST: &str = "MPIT_SAFE_TEST_REREAD";
 
 /// A sample in which a read failed: every probe read again, each checked; a failure counted
 /// and its probe left out of the sample.
@@ -2585,10 +2617,8 @@ fn sample_run<const D: u8, const K: u8, L: Level>(
             add_unsigned_delta_if_moved(&mut p.prev, v, || acc.get_mut(at));
             continue;
         }
-        // A state is stored at every read, unchanged or not: a test for "the same bits in the
-        // node that holds them" skipped nothing in call mode, whose samples alternate nodes,
-        // and cost more than the store (callgrind, Open MPI 4.1.4's three states: ~8
-        // instructions a probe and sample).
+        // A state goes to the node at every sample (call mode's samples alternate nodes);
+        // `store_state` writes it only where the node holds another value.
         let v = decode_as::<D>(buf, p.shift);
         match K {
             DELTA => add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(at)),

@@ -36,6 +36,10 @@ const K: u64 = 20;
 const TEST: &str = "call_mode_fast_path_conserves_counters";
 const FEW_CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_FEW_CHILD";
 const FEW_TEST: &str = "call_mode_few_probes_conserve_counters";
+/// Also the variable that makes a debug build of the engine read every sample's one-element
+/// probes again one by one, as after a failed read.
+const REREAD_CHILD: &str = "MPIT_SAFE_TEST_REREAD";
+const REREAD_TEST: &str = "call_mode_rereads_conserve_counters";
 
 /// The variables [`FEW_TEST`] profiles: on an MPICH with pvars, two counters of one case, which
 /// the sampling loop takes one by one (where the whole set goes run by run).
@@ -43,17 +47,19 @@ fn few(name: &str) -> bool {
     name.ends_with("recvq_match_attempts")
 }
 
-fn child(few_only: bool) {
+fn child(few_only: bool, reread: bool) {
     let universe = mpi::initialize().expect("MPI_Init");
     let world = universe.world();
     // A failed assertion on one rank must not leave the other waiting.
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| measure(&world, few_only)));
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        measure(&world, few_only, reread)
+    }));
     if run.is_err() {
         world.abort(3);
     }
 }
 
-fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool) {
+fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bool) {
     let rank = world.rank();
     let other = world.process_at_rank(1 - rank);
     let mpit = Mpit::init().unwrap();
@@ -186,6 +192,14 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool) {
         whole.get() > 0 || sampled == 0,
         "rank {rank}: no send took try_sampled_call ({timed:?}, {sampled} handles)"
     );
+    let reread_note = r.notes.iter().find(|n| n.contains(REREAD_CHILD));
+    if reread && cfg!(debug_assertions) && sampled > 0 {
+        assert!(
+            reread_note.is_some(),
+            "rank {rank}: no sample read again ({REREAD_CHILD} set): {:?}",
+            r.notes
+        );
+    }
     let delta = |n: &NodeReport, col: usize| match n.metrics[col] {
         Metric::Delta { sum } => sum,
         ref m => panic!("not a delta: {m:?}"),
@@ -255,7 +269,7 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool) {
 #[test]
 fn call_mode_fast_path_conserves_counters() {
     if std::env::var_os(CHILD).is_some() {
-        return child(false);
+        return child(false, false);
     }
     check_conservation(TEST, CHILD);
 }
@@ -266,9 +280,21 @@ fn call_mode_fast_path_conserves_counters() {
 #[test]
 fn call_mode_few_probes_conserve_counters() {
     if std::env::var_os(FEW_CHILD).is_some() {
-        return child(true);
+        return child(true, false);
     }
     check_conservation(FEW_TEST, FEW_CHILD);
+}
+
+/// As [`call_mode_fast_path_conserves_counters`] with every sample's one-element probes read
+/// a second time one by one, each checked, and attributed from that read: the path a sample
+/// takes when one of its reads fails (the reads of the installed MPIs do not; a debug build of
+/// the engine takes it at every sample when [`REREAD_CHILD`] is set, as it is in the child).
+#[test]
+fn call_mode_rereads_conserve_counters() {
+    if std::env::var_os(REREAD_CHILD).is_some() {
+        return child(false, true);
+    }
+    check_conservation(REREAD_TEST, REREAD_CHILD);
 }
 
 /// Runs `test`'s child on 2 ranks; each must report, and says if it had nothing to compare.
