@@ -63,7 +63,11 @@
 //! `$CARGO_TARGET_DIR/prof-bench[-pml_monitoring].json`. Knobs: `PROF_BENCH_ROUNDS` (25),
 //! `PROF_BENCH_SECONDS` (0.2), `PROF_BENCH_PAIRED_RUNS` (10), `PROF_BENCH_PAIRED_BLOCKS` (20),
 //! `PROF_BENCH_PAIRED_SECONDS` (0.025), `PROF_BENCH_RUNS` (whole runs per side, 15),
-//! `PROF_BENCH_ONLY` (`pingpong`, `paired`, `trio` or `whole`: that part alone).
+//! `PROF_BENCH_ONLY` (`pingpong`, `paired`, `trio` or `whole`: that part alone),
+//! `PROF_BENCH_PROF_BASE` (the `mpit-prof` of another build, e.g. of an earlier commit in a
+//! worktree: its call mode joins the paired part, interleaved with this build's, and the
+//! paired part then also prints call / base call per size: a before/after within one run, where
+//! this host's speed drifts between runs).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -90,15 +94,18 @@ enum Config {
     Call,
     CWrap,
     Null,
+    /// Call mode of another build of mpit-prof (`PROF_BENCH_PROF_BASE`), paired part only.
+    CallBase,
 }
 
 impl Config {
-    const ALL: [Config; 5] = [
+    const ALL: [Config; 6] = [
         Config::Bare,
         Config::Region,
         Config::Call,
         Config::CWrap,
         Config::Null,
+        Config::CallBase,
     ];
 
     fn name(self) -> &'static str {
@@ -108,6 +115,7 @@ impl Config {
             Config::Call => "call",
             Config::CWrap => "C wrapper",
             Config::Null => "null wrapper",
+            Config::CallBase => "call (base)",
         }
     }
 
@@ -115,6 +123,7 @@ impl Config {
         match self {
             Config::CWrap => "cwrap",
             Config::Null => "null",
+            Config::CallBase => "call-base",
             c => c.name(),
         }
     }
@@ -129,6 +138,9 @@ struct Bench {
     cwrap: PathBuf,
     null: PathBuf,
     prof: Option<PathBuf>,
+    /// Another build's `mpit-prof` (`PROF_BENCH_PROF_BASE`): its call mode beside this one's
+    /// in the paired part, a before/after within one run.
+    base: Option<PathBuf>,
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -238,6 +250,12 @@ impl Bench {
             Config::Null => {
                 cmd.arg("env")
                     .arg(format!("LD_PRELOAD={}", self.null.display()));
+            }
+            Config::CallBase => {
+                cmd.arg(self.base.as_ref().expect("PROF_BENCH_PROF_BASE is set"))
+                    .args(["--mode", "call", "--output"])
+                    .arg(out)
+                    .arg("--");
             }
         }
         cmd
@@ -405,6 +423,7 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
     let seconds: f64 = env_or("PROF_BENCH_SECONDS", 0.2);
     let configs: Vec<Config> = Config::ALL
         .into_iter()
+        .filter(|&c| c != Config::CallBase)
         .filter(|c| bench.prof.is_some() || !matches!(c, Config::Region | Config::Call))
         .collect();
 
@@ -590,6 +609,7 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
     let configs: Vec<Config> = Config::ALL
         .into_iter()
         .filter(|&c| c != Config::Bare)
+        .filter(|&c| c != Config::CallBase || bench.base.is_some())
         .filter(|c| bench.prof.is_some() || !matches!(c, Config::Region | Config::Call))
         .collect();
     // [config][size], one per block pair: the direct path's µs per round trip, the tool's
@@ -655,6 +675,7 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
          |---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut rows = Vec::new();
+    let mut base_lines: Vec<String> = Vec::new();
     for (s, &size) in SIZES.iter().enumerate() {
         // D: the direct path's µs per round trip over every process.
         let d = median(
@@ -688,6 +709,34 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
                 |d, a, b| (d + a) / (d + b),
             )
         });
+        // The other build beside this one: each over the C wrapper, and this over it.
+        if let (Some(b), Some(i), Some(j)) =
+            (at(Config::CallBase), at(Config::Call), at(Config::CWrap))
+        {
+            let e = |k: usize| median(&mut extra_us[k][s].clone());
+            let over = |x: usize, y: usize| {
+                let r = (d + e(x)) / (d + e(y));
+                let (lo, hi) = process_interval(
+                    &directs,
+                    &extra_us[x][s],
+                    Some(&extra_us[y][s]),
+                    blocks,
+                    |d, a, b| (d + a) / (d + b),
+                );
+                format!("{r:.3} [{lo:.3}, {hi:.3}]")
+            };
+            base_lines.push(format!(
+                "{}: call + {:.1} ns, base call + {:.1} ns, C wrapper + {:.1} ns; call/C {}, base \
+                 call/C {}, call/base call {}",
+                size_name(size),
+                e(i) * 1e3,
+                e(b) * 1e3,
+                e(j) * 1e3,
+                over(i, j),
+                over(b, j),
+                over(i, b)
+            ));
+        }
         // Met when the point is; the interval says whether this host's runs settle it.
         let verdict = |r: Option<f64>, i: Option<(f64, f64)>, t: f64, what: &str| {
             let settled = match i {
@@ -769,6 +818,7 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
             "call": side(Config::Call),
             "cwrap": side(Config::CWrap),
             "null": side(Config::Null),
+            "call_base": side(Config::CallBase),
             "region_over_direct": region_d.map(|m| json!({"ratio": m, "interval90": region_i, "target": REGION_TARGET[s], "met": m <= REGION_TARGET[s]})),
             "call_over_cwrap": call_c.map(|m| json!({"ratio": m, "interval90": call_i, "target": CALL_TARGET, "met": m <= CALL_TARGET})),
             "region_over_null": region_null,
@@ -787,6 +837,17 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
     );
     for h in &held {
         let _ = writeln!(md, "{h}.");
+    }
+    if let Some(base) = &bench.base {
+        let _ = writeln!(
+            md,
+            "\nBeside it, in the same run, call mode of {} (`PROF_BENCH_PROF_BASE`), its \
+             intervals as above:\n",
+            base.display()
+        );
+        for l in &base_lines {
+            let _ = writeln!(md, "- {l}");
+        }
     }
     json!({"processes": runs, "blocks": blocks, "seconds_per_block": seconds,
            "profiler": held, "sizes": rows})
@@ -1139,6 +1200,15 @@ fn main() {
     let null = work.join("libprof_null.so");
     compile("prof_null.c", &null, &["-shared", "-fPIC"]);
     let prof = build_prof(&target);
+    let base = std::env::var_os("PROF_BENCH_PROF_BASE").map(PathBuf::from);
+    if let Some(b) = &base
+        && !b.is_file()
+    {
+        fail(format!(
+            "PROF_BENCH_PROF_BASE: {} is not a file",
+            b.display()
+        ));
+    }
     let bench = Bench {
         mpiexec,
         work,
@@ -1147,6 +1217,7 @@ fn main() {
         cwrap,
         null,
         prof,
+        base,
     };
 
     let only = std::env::var("PROF_BENCH_ONLY").unwrap_or_default();
