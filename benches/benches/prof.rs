@@ -700,41 +700,36 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
                 (d + e) / d
             })
         });
-        let call_i = at(Config::Call).zip(at(Config::CWrap)).map(|(i, j)| {
-            process_interval(
-                &directs,
-                &extra_us[i][s],
-                Some(&extra_us[j][s]),
-                blocks,
-                |d, a, b| (d + a) / (d + b),
-            )
-        });
-        // The other build beside this one: each over the C wrapper, and this over it.
-        if let (Some(b), Some(i), Some(j)) =
-            (at(Config::CallBase), at(Config::Call), at(Config::CWrap))
-        {
-            let e = |k: usize| median(&mut extra_us[k][s].clone());
-            let over = |x: usize, y: usize| {
-                let r = (d + e(x)) / (d + e(y));
-                let (lo, hi) = process_interval(
+        // (D + x) / (D + y) of two tools' extras, its interval over processes.
+        let over_interval = |x: Config, y: Config| {
+            at(x).zip(at(y)).map(|(i, j)| {
+                process_interval(
                     &directs,
-                    &extra_us[x][s],
-                    Some(&extra_us[y][s]),
+                    &extra_us[i][s],
+                    Some(&extra_us[j][s]),
                     blocks,
                     |d, a, b| (d + a) / (d + b),
-                );
+                )
+            })
+        };
+        let call_i = over_interval(Config::Call, Config::CWrap);
+        // The other build beside this one: each over the C wrapper, and this over it.
+        if let (Some(base), Some(a), Some(c)) = (extra(Config::CallBase), call, cwrap) {
+            let over = |x: Config, y: Config, (ex, ey): (f64, f64)| {
+                let r = (d + ex) / (d + ey);
+                let (lo, hi) = over_interval(x, y).unwrap_or((f64::NAN, f64::NAN));
                 format!("{r:.3} [{lo:.3}, {hi:.3}]")
             };
             base_lines.push(format!(
                 "{}: call + {:.1} ns, base call + {:.1} ns, C wrapper + {:.1} ns; call/C {}, base \
                  call/C {}, call/base call {}",
                 size_name(size),
-                e(i) * 1e3,
-                e(b) * 1e3,
-                e(j) * 1e3,
-                over(i, j),
-                over(b, j),
-                over(i, b)
+                a * 1e3,
+                base * 1e3,
+                c * 1e3,
+                over(Config::Call, Config::CWrap, (a, c)),
+                over(Config::CallBase, Config::CWrap, (base, c)),
+                over(Config::Call, Config::CallBase, (a, base))
             ));
         }
         // Met when the point is; the interval says whether this host's runs settle it.

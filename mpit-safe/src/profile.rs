@@ -2059,6 +2059,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         }
         let (ns_per_tick, duration_ns) = clock.calibrate();
         (st.runs, st.present, st.flat) = ([0; CASES + 1], 0, false);
+        st.reads.clear();
         let words = std::mem::take(&mut st.words);
         for (probe, slot) in words.into_iter().zip(std::mem::take(&mut st.word_slots)) {
             st.retire(probe, slot);
