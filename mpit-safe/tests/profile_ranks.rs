@@ -109,9 +109,12 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
     };
     let p = Profiler::new(&session, config).unwrap();
     // Sends through the whole-call entry the preload library uses (the sample at entry, the
-    // call and the sample at exit in one function) where it takes them, receives through
-    // `call_enter`/`call_exit`: both must conserve.
+    // call and the sample at exit in one function) where it takes them, receives through it
+    // every other time and through `call_enter`/`call_exit` between: all must conserve. The
+    // whole-call entry leaves its samples' attribution for later (after a send, before a
+    // receive), and the other entry settles them: the mix checks both orders.
     let whole = std::cell::Cell::new(0u64);
+    let whole_recv = std::cell::Cell::new(0u64);
     let send = |x: u64| {
         let mut made = 0;
         if p.try_sampled_call(0, &mut || {
@@ -126,11 +129,26 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
         }
         assert!(made <= 1, "try_sampled_call made the call {made} times");
     };
+    let recvs = std::cell::Cell::new(0u64);
     let recv = || {
-        let c = p.call_enter(1);
-        let (x, _) = other.receive_with_tag::<u64>(7);
-        p.call_exit(c);
-        x
+        recvs.set(recvs.get() + 1);
+        let mut got = None;
+        // The re-read run takes every receive it can there: its path then holds every
+        // sample that is not a first call's or a timed one's.
+        if (reread || recvs.get().is_multiple_of(2))
+            && p.try_sampled_call(1, &mut || got = Some(other.receive_with_tag::<u64>(7).0))
+        {
+            whole_recv.set(whole_recv.get() + 1);
+        }
+        match got {
+            Some(x) => x,
+            None => {
+                let c = p.call_enter(1);
+                let (x, _) = other.receive_with_tag::<u64>(7);
+                p.call_exit(c);
+                x
+            }
+        }
     };
     // Not profiled: the first messages set up the connection, which takes milliseconds (the
     // calls after it would be timed while the recent average falls).
@@ -144,9 +162,24 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
         }
     }
     let before: Vec<_> = handles.iter().map(|(_, _, h)| read(h)).collect();
+    // Barriers between profiled calls, not profiled: what they move (a separate session's
+    // reads around them) belongs to the region, and nothing else moves between the calls.
+    let barriers = std::cell::RefCell::new(vec![Some(0i128); handles.len()]);
+    let barrier = || {
+        let b = handles.iter().map(|(_, _, h)| read(h)).collect::<Vec<_>>();
+        world.barrier();
+        let a = handles.iter().map(|(_, _, h)| read(h)).collect::<Vec<_>>();
+        for ((sum, b), a) in barriers.borrow_mut().iter_mut().zip(b).zip(a) {
+            *sum = (|| Some((*sum)? + a? - b?))();
+        }
+    };
     {
         let _r = p.region("pairs");
         for i in 0..PAIRS {
+            // Halfway, one before a send (rank 0) and a receive (rank 1).
+            if i == PAIRS / 2 {
+                barrier();
+            }
             if rank == 0 {
                 send(i);
                 assert_eq!(recv(), i);
@@ -160,8 +193,9 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
                 send(i);
             }
         }
-        // Not profiled: what it moves belongs to the region.
-        world.barrier();
+        // The region's part must be the barriers' exactly: a sample attributed to the wrong
+        // node, or its attribution lost, would move theirs into a function.
+        barrier();
         if rank == 0 {
             for i in 0..K {
                 assert_eq!(recv(), i);
@@ -192,6 +226,11 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
         whole.get() > 0 || sampled == 0,
         "rank {rank}: no send took try_sampled_call ({timed:?}, {sampled} handles)"
     );
+    // Every other receive tries it: some take it unless every receive was timed.
+    assert!(
+        whole_recv.get() > 0 || sampled == 0 || fns[1].timed_calls == fns[1].calls,
+        "rank {rank}: no receive took try_sampled_call ({timed:?}, {sampled} handles)"
+    );
     let reread_note = r.notes.iter().find(|n| n.contains(REREAD_CHILD));
     if reread && cfg!(debug_assertions) && sampled > 0 {
         assert!(
@@ -205,8 +244,10 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
         ref m => panic!("not a delta: {m:?}"),
     };
     let (mut compared, mut moved, mut unread, mut attempts) = (0, 0, 0, None);
-    for (((index, name, _), b), a) in handles.iter().zip(&before).zip(&after) {
-        let (Some(b), Some(a)) = (b, a) else {
+    let mut in_barrier = 0;
+    let barrier = barriers.into_inner();
+    for ((((index, name, _), b), a), bar) in handles.iter().zip(&before).zip(&after).zip(&barrier) {
+        let (Some(b), Some(a), Some(bar)) = (b, a, bar) else {
             unread += 1;
             continue;
         };
@@ -226,6 +267,15 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
             "rank {rank} {name}: region, MPI_Send and MPI_Recv hold {parts:?}, a separate \
              session read {direct} around the region"
         );
+        assert_eq!(
+            parts[0], *bar as f64,
+            "rank {rank} {name}: the region holds {}, the barriers between its calls moved it by \
+             {bar} (MPI_Send and MPI_Recv hold {}, {})",
+            parts[0], parts[1], parts[2]
+        );
+        if *bar != 0 {
+            in_barrier += 1;
+        }
         compared += 1;
         if direct != 0.0 {
             moved += 1;
@@ -236,13 +286,14 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
     }
     println!(
         "rank {rank}: {} integer counters, {} with handles, {unread} unreadable, {compared} \
-         compared, {moved} moved, \
+         compared, {moved} moved ({in_barrier} in the barriers), \
          unexpected_recvq_match_attempts {attempts:?} (region, MPI_Send, MPI_Recv); {}; \
-         {} sends through try_sampled_call",
+         {} sends and {} receives through try_sampled_call",
         counters.len(),
         handles.len(),
         timed.join(", "),
-        whole.get()
+        whole.get(),
+        whole_recv.get()
     );
     // MPICH configured with pvars (mpich-ev) has the receive queue's counters.
     let mpich_pvars =
