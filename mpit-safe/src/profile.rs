@@ -880,9 +880,14 @@ impl<'s, L: Level> Held<'s, L> for WordPvarHandle<'s, L> {
 /// The bytes of a probe's previous read ([`MultiHandle::seen`]), and the buffer it is read into.
 struct SeenBytes {
     bytes: [u8; SMALL_BYTES],
-    /// What the read writes into: MPI writes the variable's bytes, fewer than these or as
-    /// many, so the rest stay zero, as zeroed once here; nothing to clear before a read.
-    fresh: [u8; SMALL_BYTES],
+    /// What the reads write into, one per block of [`State::reads`] (a read made now uses
+    /// the first; a sample waiting for its attribution, its block's): MPI writes the
+    /// variable's bytes, fewer than these or as many, so the rest stay zero, as zeroed once
+    /// here; nothing to clear before a read.
+    fresh: [[u8; SMALL_BYTES]; PENDING],
+    /// Whether the read into each of `fresh` of a sample waiting for its attribution
+    /// succeeded (a failure is counted when it happens, the probe left out of that sample).
+    fresh_ok: [bool; PENDING],
     /// Whether `bytes` holds a read yet.
     valid: bool,
 }
@@ -1458,7 +1463,8 @@ impl<'s, L: Level> Profiler<'s, L> {
             (bytes <= SMALL_BYTES && matches!(kind, Kind::Delta | Kind::Raw)).then(|| {
                 Box::new(SeenBytes {
                     bytes: [0; SMALL_BYTES],
-                    fresh: [0; SMALL_BYTES],
+                    fresh: [[0; SMALL_BYTES]; PENDING],
+                    fresh_ok: [false; PENDING],
                     valid: false,
                 })
             })
@@ -2329,16 +2335,21 @@ impl<'s, L: Level> State<'s, L> {
             present,
             flat,
             nodes,
+            probes,
             pending,
             npending,
             ..
         } = self;
         for (k, &node) in pending.iter().enumerate().take(usize::from(*npending)) {
+            let Some(nd) = nodes.get_mut(node as usize) else {
+                continue;
+            };
             // The blocks are `replan`'s for these probes: a mismatch, never seen, skips one.
-            if let (Some(nd), Some(w)) =
-                (nodes.get_mut(node as usize), reads.get(k * n..(k + 1) * n))
-            {
+            if let Some(w) = reads.get(k * n..(k + 1) * n) {
                 attribute_words(words, w, runs, *present, *flat, &mut nd.acc);
+            }
+            if !probes.is_empty() {
+                settle_multi(probes, k, &mut nd.acc);
             }
         }
         *npending = 0;
@@ -2501,7 +2512,9 @@ fn settles_after(name: &str) -> bool {
 /// waits there, so that the time between two MPI calls holds the reads alone
 /// ([`Profiler::try_sampled_call`] settles where the program waits anyway). A failed read
 /// (or a debug build's forced re-read) settles the samples before it and takes this one now
-/// ([`reread_deferred`]); the probes of several elements are sampled now.
+/// ([`reread_deferred`]). The probes of several elements are read after the others, into
+/// their own buffers where they compare their bytes ([`read_multi_deferred`]), and sampled
+/// now where they do not.
 #[inline(always)]
 fn sample_deferred<L: Level>(st: &mut State<'_, L>, node: u32) {
     // Debug builds: the failed read's path, forced (`REREAD_TEST`).
@@ -2531,7 +2544,7 @@ fn sample_deferred<L: Level>(st: &mut State<'_, L>, node: u32) {
     if !st.probes.is_empty()
         && let Some(n) = st.nodes.get_mut(node as usize)
     {
-        sample_multi(&mut st.probes, &mut n.acc, &mut st.scratch);
+        read_multi_deferred(&mut st.probes, k, &mut n.acc, &mut st.scratch);
     }
 }
 
@@ -2958,47 +2971,103 @@ fn huge(d: u64) -> f64 {
 #[inline(always)]
 fn sample_multi<L: Level>(ps: &mut [AnyProbe<'_, L>], acc: &mut [f64], scratch: &mut Scratch) {
     for p in ps {
-        let n = p.count as usize;
+        sample_one_multi(p, acc, scratch);
+    }
+}
+
+/// The probes of several elements in a sample waiting for its attribution in block `k`
+/// ([`sample_deferred`]): those with [`SeenBytes`] read into their `fresh[k]`, one after the
+/// other (compared and attributed by [`State::settle`]), the others sampled now.
+#[inline(always)]
+fn read_multi_deferred<L: Level>(
+    ps: &mut [AnyProbe<'_, L>],
+    k: usize,
+    acc: &mut [f64],
+    scratch: &mut Scratch,
+) {
+    for p in ps {
         let MultiHandle { handle, seen } = &mut p.handle;
-        let bytes = handle.bytes();
-        let read = if let Some(seen) = seen.as_deref_mut() {
-            seen_read(handle, p.lane, seen)
-        } else if bytes <= SMALL_FEW {
-            small_read::<SMALL_FEW, L>(handle, p.lane)
-        } else if bytes <= SMALL_BYTES {
-            small_read::<SMALL_BYTES, L>(handle, p.lane)
-        } else {
-            read_sum(handle, p.lane, n, scratch, None).map_or(Small::Failed, Small::Sum)
+        let Some(seen) = seen.as_deref_mut() else {
+            sample_one_multi(p, acc, scratch);
+            continue;
         };
-        let v = match read {
-            Small::Sum(v) => v,
-            // The bytes of the read before: the same sum, whose bits `prev` holds (a
-            // counter's last read, a state's last sum). Nothing to add to a counter; a state
-            // is stored where the node does not hold it (`store_state`).
-            Small::Same if p.kind == Kind::Delta => continue,
-            Small::Same if p.kind == Kind::Raw => {
-                store_state(acc, p.at as usize, f64::from_bits(p.prev));
-                continue;
-            }
-            Small::Same => f64::from_bits(p.prev),
-            // The error itself is not kept: only that the read failed.
-            Small::Failed => {
-                read_failed(p);
-                continue;
-            }
+        let (Some(fresh), Some(ok)) = (seen.fresh.get_mut(k), seen.fresh_ok.get_mut(k)) else {
+            continue;
         };
-        match p.kind {
-            Kind::Delta => {
-                add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(p.at as usize))
-            }
-            Kind::Raw => {
-                p.prev = v.to_bits();
-                store_state(acc, p.at as usize, v);
-            }
-            _ => {
-                if let Some(a) = acc.get_mut(p.at as usize..) {
-                    observe_out_of_line(&mut p.last, p.kind, a, v);
-                }
+        *ok = ffi::pvar_read(handle, fresh).is_ok();
+        if !*ok {
+            read_failed(p);
+        }
+    }
+}
+
+/// [`State::settle`]'s part for the probes of several elements: those read into block `k`
+/// ([`read_multi_deferred`]) compared with their read before and attributed to `acc`.
+#[inline(always)]
+fn settle_multi<L: Level>(ps: &mut [AnyProbe<'_, L>], k: usize, acc: &mut [f64]) {
+    for p in ps {
+        let lane = p.lane;
+        let Some(seen) = p.handle.seen.as_deref_mut() else {
+            continue;
+        };
+        if !seen.fresh_ok.get(k).is_some_and(|&ok| ok) {
+            continue;
+        }
+        let read = seen_compare(seen, k, lane);
+        attribute_multi(p, read, acc);
+    }
+}
+
+/// One probe of several elements: read, then attributed to `acc`.
+#[inline(always)]
+fn sample_one_multi<L: Level>(p: &mut AnyProbe<'_, L>, acc: &mut [f64], scratch: &mut Scratch) {
+    let n = p.count as usize;
+    let MultiHandle { handle, seen } = &mut p.handle;
+    let bytes = handle.bytes();
+    let read = if let Some(seen) = seen.as_deref_mut() {
+        seen_read(handle, p.lane, seen)
+    } else if bytes <= SMALL_FEW {
+        small_read::<SMALL_FEW, L>(handle, p.lane)
+    } else if bytes <= SMALL_BYTES {
+        small_read::<SMALL_BYTES, L>(handle, p.lane)
+    } else {
+        read_sum(handle, p.lane, n, scratch, None).map_or(Small::Failed, Small::Sum)
+    };
+    attribute_multi(p, read, acc);
+}
+
+/// A read of a probe of several elements attributed to `acc` (its sum, or the same bytes as
+/// the read before, or a failure counted).
+#[inline(always)]
+fn attribute_multi<H>(p: &mut Probe<H>, read: Small, acc: &mut [f64]) {
+    let v = match read {
+        Small::Sum(v) => v,
+        // The bytes of the read before: the same sum, whose bits `prev` holds (a counter's
+        // last read, a state's last sum). Nothing to add to a counter; a state is stored
+        // where the node does not hold it (`store_state`).
+        Small::Same if p.kind == Kind::Delta => return,
+        Small::Same if p.kind == Kind::Raw => {
+            store_state(acc, p.at as usize, f64::from_bits(p.prev));
+            return;
+        }
+        Small::Same => f64::from_bits(p.prev),
+        // The error itself is not kept: only that the read failed.
+        Small::Failed => {
+            read_failed(p);
+            return;
+        }
+    };
+    match p.kind {
+        Kind::Delta => {
+            add_delta_if_moved(&mut p.prev, &mut p.last, v, || acc.get_mut(p.at as usize))
+        }
+        Kind::Raw => {
+            p.prev = v.to_bits();
+            store_state(acc, p.at as usize, v);
+        }
+        _ => {
+            if let Some(a) = acc.get_mut(p.at as usize..) {
+                observe_out_of_line(&mut p.last, p.kind, a, v);
             }
         }
     }
@@ -3031,18 +3100,28 @@ fn small_read<const B: usize, L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) ->
     Small::Sum(lane_sum(&buf, lane))
 }
 
-/// [`small_read`] of a probe with [`Slot::seen`]: read into `seen.fresh`, [`Small::Same`] if
+/// [`small_read`] of a probe with [`Slot::seen`]: read into `seen.fresh[0]`, [`Small::Same`] if
 /// the bytes are those of the read before (most reads: compared whole, without a branch per
 /// word), else the sum, the bytes kept.
 #[inline(always)]
 fn seen_read<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane, seen: &mut SeenBytes) -> Small {
-    if ffi::pvar_read(h, &mut seen.fresh).is_err() {
+    if ffi::pvar_read(h, &mut seen.fresh[0]).is_err() {
         return Small::Failed;
     }
-    if seen.valid && same_bytes(&seen.bytes, &seen.fresh) {
+    seen_compare(seen, 0, lane)
+}
+
+/// [`Small::Same`] if `seen.fresh[k]` holds the bytes of the read before, else their sum, the
+/// bytes kept.
+#[inline(always)]
+fn seen_compare(seen: &mut SeenBytes, k: usize, lane: Lane) -> Small {
+    let Some(fresh) = seen.fresh.get(k) else {
+        return Small::Failed;
+    };
+    if seen.valid && same_bytes(&seen.bytes, fresh) {
         return Small::Same;
     }
-    seen.bytes = seen.fresh;
+    seen.bytes = *fresh;
     seen.valid = true;
     Small::Sum(lane_sum(&seen.bytes, lane))
 }

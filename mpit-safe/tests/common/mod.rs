@@ -123,6 +123,18 @@ pub(crate) fn run_ranks(
     child: &str,
     limit: std::time::Duration,
 ) -> std::process::Output {
+    run_ranks_with(ranks, args, &[], test, child, limit)
+}
+
+/// [`run_ranks`] with the variables `env` set in the job's environment too.
+pub(crate) fn run_ranks_with(
+    ranks: u32,
+    args: &[&str],
+    env: &[(&str, &str)],
+    test: &str,
+    child: &str,
+    limit: std::time::Duration,
+) -> std::process::Output {
     use std::process::{Command, Stdio};
     let words =
         mpit_safe::launcher().expect("no MPI launcher: set MPIEXEC (scripts/with-mpi does)");
@@ -133,6 +145,7 @@ pub(crate) fn run_ranks(
         .arg(std::env::current_exe().unwrap())
         .args(["--exact", test, "--nocapture"])
         .env(child, "1")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
