@@ -1826,7 +1826,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             let top = st.innermost();
             sample_deferred(st, top);
             if !after {
-                st.settle_inline();
+                st.settle();
             }
             (node, after)
         };
@@ -1835,7 +1835,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             Ok(mut st) => {
                 st.in_call = 0;
                 if after {
-                    st.settle_inline();
+                    st.settle();
                 }
                 // A stopped state has no handles left: nothing read.
                 sample_deferred(&mut st, node);
@@ -2329,17 +2329,12 @@ impl<'s, L: Level> State<'s, L> {
     /// Attributes the samples waiting in [`State::reads`] ([`sample_deferred`]), oldest
     /// first: each probe's samples in the order they were read, before anything else reads
     /// or reorders the probes.
+    ///
+    /// Out of line, also in [`Profiler::try_sampled_call`]: a copy inlined at each of its two
+    /// places was slower (floor_trio on Open MPI 5.0.11, 4 runs: +8-10 ns a pair of calls
+    /// without messages, +10-20 a 1 KiB round trip; paired on mpich-ev, no difference).
     #[inline(never)]
     fn settle(&mut self) {
-        self.settle_inline();
-    }
-
-    /// [`State::settle`] inlined: call mode's whole call settles at one of two places, each
-    /// with its own copy, as its samples had before they waited (paired against the call out
-    /// of line: mpich-ev 0.988 [0.977, 1.003] / 1.000 [0.988, 1.021] at 0 B / 1 KiB, no
-    /// difference shown; kept for the one call a sample less).
-    #[inline(always)]
-    fn settle_inline(&mut self) {
         let n = self.words.len();
         let State {
             words,
