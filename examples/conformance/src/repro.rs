@@ -80,6 +80,8 @@ const PRELUDE: &str = r#"#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define ABSENT 0   /* the behaviour did not show */
 #define SETUP 2    /* what the program needs is missing */
