@@ -2,6 +2,9 @@
 //! variables there): the call tree, the accounting of every variable, derived metrics per class,
 //! object hooks.
 
+// rsmpi in the native build; its names over the ABI library in the ABI build.
+#[cfg(mpit_abi)]
+use mpit_safe::mpi;
 mod common;
 
 use std::collections::BTreeSet;
@@ -614,4 +617,111 @@ fn raw_values_are_kept_in_every_node_sampled() {
             );
         }
     }
+}
+
+/// Call mode's whole calls ([`Profiler::try_sampled_call`]) attribute their samples later, and
+/// a sample whose words equal the last one attributed is skipped where the node holds them
+/// already (every variable a delta's or a state's: Open MPI's queue lengths and sizes). A node
+/// that does not hold them must still get them: a state's last value in every node is the one
+/// read at that node's last sample (spec 003 §0.5), whatever other nodes saw meanwhile.
+///
+/// The state: Open MPI's `pml_ob1_unexpected_msgq_length` on `MPI_COMM_SELF`, 1 while a message
+/// sent to self waits unreceived, else 0. Region a, its calls through the whole-call entry
+/// unless said:
+/// 1. `MPI_Send` ×40 (0); a message to self; `MPI_Recv` ×40 (1); one more `MPI_Send` (1: that
+///    node last held 0, and the samples just before were the same words in other nodes);
+/// 2. `MPI_Barrier` ×40 (1); the message received; one `MPI_Barrier` through `call_enter` and
+///    `call_exit`, which attribute at once (0); a message to self again; one more whole
+///    `MPI_Barrier` (1: the same words as the whole calls' before, but the node was given
+///    others since by the immediate path);
+///
+/// then region b after the message is received (0). The two last calls must take the
+/// whole-call entry (not the general one, which attributes at once): a run where one was
+/// chosen for timing is run again. Elsewhere (no such variable) the test says it had nothing to
+/// check.
+#[test]
+fn states_follow_the_deferred_samples_into_every_node() {
+    let t = common::turn_after_init();
+    let s = t.mpit.session().unwrap();
+    let mut runs = 0;
+    let r = loop {
+        runs += 1;
+        let (r, whole) = deferred_states_run(&s);
+        if whole {
+            break r;
+        }
+        assert!(
+            runs < 5,
+            "{runs} runs: a call that must be whole was timed in each"
+        );
+    };
+    let Some(i) = r
+        .columns
+        .iter()
+        .position(|c| c.info.name == "pml_ob1_unexpected_msgq_length" && c.handles > 0)
+    else {
+        let open_mpi = mpit_safe::implementation().vendor == mpit_core::Vendor::OpenMpi;
+        assert!(
+            !open_mpi,
+            "Open MPI: no handle on pml_ob1_unexpected_msgq_length"
+        );
+        eprintln!("no pml_ob1_unexpected_msgq_length here: nothing to check");
+        return;
+    };
+    assert_eq!(r.columns[i].metric, DerivedMetric::Raw);
+    for (path, want) in [
+        (&["test", "a"][..], 1.0),
+        (&["test", "a", "MPI_Send"], 1.0),
+        (&["test", "a", "MPI_Recv"], 1.0),
+        (&["test", "a", "MPI_Barrier"], 1.0),
+        (&["test", "b"], 0.0),
+        (&["test", "b", "MPI_Send"], 0.0),
+    ] {
+        let (_, n) = node(&r, path);
+        assert!(
+            matches!(n.metrics[i], Metric::Raw { last: Some(v) } if v == want),
+            "{path:?}: {:?}, not {want}",
+            n.metrics[i]
+        );
+    }
+}
+
+/// One run of [`states_follow_the_deferred_samples_into_every_node`]: its report, and whether
+/// the two last calls of region a took the whole-call entry.
+fn deferred_states_run(s: &mpit_safe::Session<'_>) -> (mpit_safe::profile::Report, bool) {
+    use mpi::traits::*;
+    let p = Profiler::new(s, config(Mode::Call)).unwrap();
+    // SAFETY: MPI_COMM_SELF is live for the whole run.
+    let obj = unsafe { RawObject::comm(comm_self()) };
+    p.object_created(obj, "MPI_COMM_SELF").unwrap();
+    let me = mpi::topology::SimpleCommunicator::self_comm();
+    // More than TIME_FIRST calls of each: the later ones take the whole-call entry.
+    let call = |f: usize| {
+        let whole = p.try_sampled_call(f, &mut || {});
+        if !whole {
+            let c = p.call_enter(f);
+            p.call_exit(c);
+        }
+        whole
+    };
+    let whole = {
+        let _a = p.region("a");
+        (0..40).for_each(|_| _ = call(0));
+        me.process_at_rank(0).send(&7u8);
+        (0..40).for_each(|_| _ = call(1));
+        let stale = call(0);
+        (0..40).for_each(|_| _ = call(2));
+        assert_eq!(me.process_at_rank(0).receive::<u8>().0, 7);
+        let c = p.call_enter(2);
+        p.call_exit(c);
+        me.process_at_rank(0).send(&8u8);
+        stale && call(2)
+    };
+    assert_eq!(me.process_at_rank(0).receive::<u8>().0, 8);
+    {
+        let _b = p.region("b");
+        (0..40).for_each(|_| _ = call(0));
+    }
+    p.object_freed(obj);
+    (p.finish().unwrap(), whole)
 }
