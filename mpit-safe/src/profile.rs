@@ -1845,7 +1845,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             let top = st.innermost();
             sample_deferred(st, top);
             if !after {
-                st.settle();
+                st.settle_whole_call();
             }
             (node, after)
         };
@@ -1854,7 +1854,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             Ok(mut st) => {
                 st.in_call = 0;
                 if after {
-                    st.settle();
+                    st.settle_whole_call();
                 }
                 // A stopped state has no handles left: nothing read.
                 sample_deferred(&mut st, node);
@@ -2347,6 +2347,34 @@ impl<'s, L: Level> State<'s, L> {
         self.same_words = vec![0; self.words.len()];
         self.same_valid = false;
         self.same_skips = !self.words.is_empty() && self.present & !SAME_SKIP_CASES == 0;
+    }
+
+    /// [`State::settle`] for [`Profiler::try_sampled_call`]: where every waiting sample is
+    /// the words last attributed, each in a node that holds them (and no probe of several
+    /// elements waits), nothing to do but forget them, without a call.
+    #[inline(always)]
+    fn settle_whole_call(&mut self) {
+        let n = self.words.len();
+        let mut same = self.same_skips && self.same_valid && self.probes.is_empty();
+        let mut k = 0;
+        while same && k < usize::from(self.npending) {
+            same = match (self.pending.get(k), self.reads.get(k * n..(k + 1) * n)) {
+                (Some(&node), Some(w)) => {
+                    w == &self.same_words[..]
+                        && self
+                            .nodes
+                            .get(node as usize)
+                            .is_some_and(|nd| nd.same_gen == self.same_gen)
+                }
+                _ => false,
+            };
+            k += 1;
+        }
+        if same {
+            self.npending = 0;
+        } else {
+            self.settle();
+        }
     }
 
     /// Attributes the samples waiting in [`State::reads`] ([`sample_deferred`]), oldest
