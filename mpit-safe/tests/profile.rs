@@ -637,9 +637,9 @@ fn raw_values_are_kept_in_every_node_sampled() {
 ///    others since by the immediate path);
 ///
 /// then region b after the message is received (0). The calls after those with states to
-/// attribute must take the whole-call entry (not the general one, which attributes at once): a run where one was
-/// chosen for timing is run again. Elsewhere (no such variable) the test says it had nothing to
-/// check.
+/// attribute must take the whole-call entry (not the general one, which attributes at once):
+/// a run where one was chosen for timing is run again. Elsewhere (no such variable) the test
+/// says it had nothing to check.
 #[test]
 fn states_follow_the_deferred_samples_into_every_node() {
     let t = common::turn_after_init();
