@@ -645,29 +645,29 @@ fn states_follow_the_deferred_samples_into_every_node() {
     let t = common::turn_after_init();
     let s = t.mpit.session().unwrap();
     let mut runs = 0;
-    let r = loop {
+    let (r, i) = loop {
         runs += 1;
         let (r, whole) = deferred_states_run(&s);
+        let Some(i) = r
+            .columns
+            .iter()
+            .position(|c| c.info.name == "pml_ob1_unexpected_msgq_length" && c.handles > 0)
+        else {
+            let open_mpi = mpit_safe::implementation().vendor == mpit_core::Vendor::OpenMpi;
+            assert!(
+                !open_mpi,
+                "Open MPI: no handle on pml_ob1_unexpected_msgq_length"
+            );
+            eprintln!("no pml_ob1_unexpected_msgq_length here: nothing to check");
+            return;
+        };
         if whole {
-            break r;
+            break (r, i);
         }
         assert!(
             runs < 5,
             "{runs} runs: a call that must be whole was timed in each"
         );
-    };
-    let Some(i) = r
-        .columns
-        .iter()
-        .position(|c| c.info.name == "pml_ob1_unexpected_msgq_length" && c.handles > 0)
-    else {
-        let open_mpi = mpit_safe::implementation().vendor == mpit_core::Vendor::OpenMpi;
-        assert!(
-            !open_mpi,
-            "Open MPI: no handle on pml_ob1_unexpected_msgq_length"
-        );
-        eprintln!("no pml_ob1_unexpected_msgq_length here: nothing to check");
-        return;
     };
     assert_eq!(r.columns[i].metric, DerivedMetric::Raw);
     for (path, want) in [
@@ -696,6 +696,20 @@ fn deferred_states_run(s: &mpit_safe::Session<'_>) -> (mpit_safe::profile::Repor
     let obj = unsafe { RawObject::comm(comm_self()) };
     p.object_created(obj, "MPI_COMM_SELF").unwrap();
     let me = mpi::topology::SimpleCommunicator::self_comm();
+    // A blocking send to self returns where the MPI buffers the message: Open MPI's ob1 does
+    // for a byte, mpich-ev's ch4:ofi spins forever in a world of one. Only Open MPI has the
+    // variable: the messages are sent there alone.
+    let messages = mpit_safe::implementation().vendor == mpit_core::Vendor::OpenMpi;
+    let send = |v: u8| {
+        if messages {
+            me.process_at_rank(0).send(&v);
+        }
+    };
+    let receive = |v: u8| {
+        if messages {
+            assert_eq!(me.process_at_rank(0).receive::<u8>().0, v);
+        }
+    };
     // More than TIME_FIRST calls of each: the later ones take the whole-call entry.
     let call = |f: usize| {
         let whole = p.try_sampled_call(f, &mut || {});
@@ -708,19 +722,19 @@ fn deferred_states_run(s: &mpit_safe::Session<'_>) -> (mpit_safe::profile::Repor
     let whole = {
         let _a = p.region("a");
         (0..40).for_each(|_| _ = call(0));
-        me.process_at_rank(0).send(&7u8);
+        send(7);
         (0..40).for_each(|_| _ = call(1));
         // The MPI_Recv after it settles that MPI_Send's exit sample before its own call,
         // in the whole-call entry.
         let stale = call(0) && call(1);
         (0..40).for_each(|_| _ = call(2));
-        assert_eq!(me.process_at_rank(0).receive::<u8>().0, 7);
+        receive(7);
         let c = p.call_enter(2);
         p.call_exit(c);
-        me.process_at_rank(0).send(&8u8);
+        send(8);
         stale && call(2)
     };
-    assert_eq!(me.process_at_rank(0).receive::<u8>().0, 8);
+    receive(8);
     {
         let _b = p.region("b");
         (0..40).for_each(|_| _ = call(0));
