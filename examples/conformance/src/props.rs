@@ -1524,14 +1524,16 @@ fn errors_index(ctx: &Ctx, kind: Kind) -> Verdict {
         };
         [info, second]
     };
+    // Every reproducer's start: the declarations, a session, the variables' count.
+    let opening = |expect: Expect| {
+        repro(ctx, expect).line(decls).line(format!(
+            "must(MPI_T_pvar_session_create(&session), \"MPI_T_pvar_session_create\");\n\
+             MPI_T_{name}_get_num(&n);\nsay(\"{name}s: %d\", n);"
+        ))
+    };
     // The calls of a case up to `call` (a crash may need the ones before it), then `call`.
     let for_call = |expect: Expect, before: &[String], call: &str, rc: c_int| {
-        repro(ctx, expect)
-            .line(decls)
-            .line(format!(
-                "must(MPI_T_pvar_session_create(&session), \"MPI_T_pvar_session_create\");\n\
-                 MPI_T_{name}_get_num(&n);\nsay(\"{name}s: %d\", n);"
-            ))
+        opening(expect)
             .line(
                 before
                     .iter()
@@ -1550,12 +1552,8 @@ fn errors_index(ctx: &Ctx, kind: Kind) -> Verdict {
             .iter()
             .map(|c| format!("    rc = {c};\n    say(\"  {c}: %s\", rc_name(rc));"))
             .collect();
-        repro(ctx, Expect::Crash)
-            .line(decls)
-            .line(format!(
-                "must(MPI_T_pvar_session_create(&session), \"MPI_T_pvar_session_create\");\n\
-                 MPI_T_{name}_get_num(&n);\nsay(\"{name}s: %d\", n);\n\
-                 int tries[64], m = 0, j, k, i;\ntries[m++] = {i};\n\
+        opening(Expect::Crash).line(format!(
+                "int tries[64], m = 0, j, k, i;\ntries[m++] = {i};\n\
                  for (k = 0; k < 30; k++) {{ tries[m++] = n + (1 << k); tries[m++] = -(1 << k); }}\n\
                  for (j = 0; j < m; j++) {{\n    i = tries[j];\n    say(\"index %d\", i);\n{}\n}}\n\
                  say(\"no crash\");\nreturn end(ABSENT);",
@@ -1573,12 +1571,8 @@ fn errors_index(ctx: &Ctx, kind: Kind) -> Verdict {
             .map(|c| format!("        rc = {c};"))
             .collect();
         let last = calls[upto].replace('"', "'");
-        repro(ctx, Expect::Exit(ACCEPTED))
-            .line(decls)
-            .line(format!(
-                "must(MPI_T_pvar_session_create(&session), \"MPI_T_pvar_session_create\");\n\
-                 MPI_T_{name}_get_num(&n);\nsay(\"{name}s: %d\", n);\n\
-                 int j, i, crashed = 0, refused = 0, st;\n\
+        opening(Expect::Exit(ACCEPTED)).line(format!(
+                "int j, i, crashed = 0, refused = 0, st;\n\
                  for (j = -1; j < 100000; j++) {{\n    i = j < 0 ? {i} : n + j;\n\
                  \x20   pid_t pid = fork();\n    if (pid == 0) {{\n{}\n        _exit(rc == MPI_SUCCESS ? 1 : 0);\n    }}\n\
                  \x20   if (pid < 0 || waitpid(pid, &st, 0) != pid) {{ say(\"fork failed\"); return end(SETUP); }}\n\
