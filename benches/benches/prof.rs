@@ -65,9 +65,9 @@
 //! `PROF_BENCH_PAIRED_SECONDS` (0.025), `PROF_BENCH_RUNS` (whole runs per side, 15),
 //! `PROF_BENCH_ONLY` (`pingpong`, `paired`, `trio` or `whole`: that part alone),
 //! `PROF_BENCH_PROF_BASE` (the `mpit-prof` of another build, e.g. of an earlier commit in a
-//! worktree: its call mode joins the paired part, interleaved with this build's, and the
-//! paired part then also prints call / base call per size: a before/after within one run, where
-//! this host's speed drifts between runs).
+//! worktree: its call and region modes join the paired part, interleaved with this build's,
+//! and the paired part then also prints call / base call and region / base region per size: a
+//! before/after within one run, where this host's speed drifts between runs).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -96,17 +96,25 @@ enum Config {
     Null,
     /// Call mode of another build of mpit-prof (`PROF_BENCH_PROF_BASE`), paired part only.
     CallBase,
+    /// Region mode of that build, paired part only.
+    RegionBase,
 }
 
 impl Config {
-    const ALL: [Config; 6] = [
+    const ALL: [Config; 7] = [
         Config::Bare,
         Config::Region,
         Config::Call,
         Config::CWrap,
         Config::Null,
         Config::CallBase,
+        Config::RegionBase,
     ];
+
+    /// A configuration of the other build (`PROF_BENCH_PROF_BASE`).
+    fn of_base(self) -> bool {
+        matches!(self, Config::CallBase | Config::RegionBase)
+    }
 
     fn name(self) -> &'static str {
         match self {
@@ -116,6 +124,7 @@ impl Config {
             Config::CWrap => "C wrapper",
             Config::Null => "null wrapper",
             Config::CallBase => "call (base)",
+            Config::RegionBase => "region (base)",
         }
     }
 
@@ -124,6 +133,7 @@ impl Config {
             Config::CWrap => "cwrap",
             Config::Null => "null",
             Config::CallBase => "call-base",
+            Config::RegionBase => "region-base",
             c => c.name(),
         }
     }
@@ -138,8 +148,8 @@ struct Bench {
     cwrap: PathBuf,
     null: PathBuf,
     prof: Option<PathBuf>,
-    /// Another build's `mpit-prof` (`PROF_BENCH_PROF_BASE`): its call mode beside this one's
-    /// in the paired part, a before/after within one run.
+    /// Another build's `mpit-prof` (`PROF_BENCH_PROF_BASE`): its call and region modes beside
+    /// this one's in the paired part, a before/after within one run.
     base: Option<PathBuf>,
 }
 
@@ -251,9 +261,14 @@ impl Bench {
                 cmd.arg("env")
                     .arg(format!("LD_PRELOAD={}", self.null.display()));
             }
-            Config::CallBase => {
+            Config::CallBase | Config::RegionBase => {
+                let mode = if config == Config::CallBase {
+                    "call"
+                } else {
+                    "region"
+                };
                 cmd.arg(self.base.as_ref().expect("PROF_BENCH_PROF_BASE is set"))
-                    .args(["--mode", "call", "--output"])
+                    .args(["--mode", mode, "--output"])
                     .arg(out)
                     .arg("--");
             }
@@ -423,7 +438,7 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
     let seconds: f64 = env_or("PROF_BENCH_SECONDS", 0.2);
     let configs: Vec<Config> = Config::ALL
         .into_iter()
-        .filter(|&c| c != Config::CallBase)
+        .filter(|&c| !c.of_base())
         .filter(|c| bench.prof.is_some() || !matches!(c, Config::Region | Config::Call))
         .collect();
 
@@ -609,7 +624,7 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
     let configs: Vec<Config> = Config::ALL
         .into_iter()
         .filter(|&c| c != Config::Bare)
-        .filter(|&c| c != Config::CallBase || bench.base.is_some())
+        .filter(|&c| !c.of_base() || bench.base.is_some())
         .filter(|c| bench.prof.is_some() || !matches!(c, Config::Region | Config::Call))
         .collect();
     // [config][size], one per block pair: the direct path's µs per round trip, the tool's
@@ -732,6 +747,32 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
                 over(Config::Call, Config::CallBase, (a, base))
             ));
         }
+        if let (Some(base), Some(a), Some(n)) = (extra(Config::RegionBase), region, null) {
+            let over_d = |c: Config, e: f64| {
+                let (lo, hi) = at(c)
+                    .map(|i| {
+                        process_interval(&directs, &extra_us[i][s], None, blocks, |d, e, _| {
+                            (d + e) / d
+                        })
+                    })
+                    .unwrap_or((f64::NAN, f64::NAN));
+                format!("{:.3} [{lo:.3}, {hi:.3}]", (d + e) / d)
+            };
+            let (lo, hi) =
+                over_interval(Config::Region, Config::RegionBase).unwrap_or((f64::NAN, f64::NAN));
+            base_lines.push(format!(
+                "{}: region + {:.1} ns, base region + {:.1} ns, null wrapper + {:.1} ns; \
+                 region/direct {}, base region/direct {}, region/base region {:.3} [{lo:.3}, \
+                 {hi:.3}]",
+                size_name(size),
+                a * 1e3,
+                base * 1e3,
+                n * 1e3,
+                over_d(Config::Region, a),
+                over_d(Config::RegionBase, base),
+                (d + a) / (d + base)
+            ));
+        }
         // Met when the point is; the interval says whether this host's runs settle it.
         let verdict = |r: Option<f64>, i: Option<(f64, f64)>, t: f64, what: &str| {
             let settled = match i {
@@ -814,6 +855,7 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
             "cwrap": side(Config::CWrap),
             "null": side(Config::Null),
             "call_base": side(Config::CallBase),
+            "region_base": side(Config::RegionBase),
             "region_over_direct": region_d.map(|m| json!({"ratio": m, "interval90": region_i, "target": REGION_TARGET[s], "met": m <= REGION_TARGET[s]})),
             "call_over_cwrap": call_c.map(|m| json!({"ratio": m, "interval90": call_i, "target": CALL_TARGET, "met": m <= CALL_TARGET})),
             "region_over_null": region_null,
@@ -836,8 +878,8 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
     if let Some(base) = &bench.base {
         let _ = writeln!(
             md,
-            "\nBeside it, in the same run, call mode of {} (`PROF_BENCH_PROF_BASE`), its \
-             intervals as above:\n",
+            "\nBeside it, in the same run, call and region mode of {} (`PROF_BENCH_PROF_BASE`), \
+             the intervals as above:\n",
             base.display()
         );
         for l in &base_lines {

@@ -424,10 +424,11 @@ fn timed_by_sample(fast: bool) {
 }
 
 /// Every call is counted once, under the region innermost at its entry, whichever entry
-/// counts it. Region mode counts a (region, function) pair's calls after its first
-/// `TIME_FIRST` in slots of the innermost region's own, outside the engine's state, and adds
-/// them to the pair's totals when the region is left or entered again, when the pair's calls
-/// turn long and at the end; this checks that none is lost or put elsewhere on the way. A
+/// counts it. Region mode's fast entries count a (region, function) pair's calls after its
+/// first `TIME_FIRST` in the innermost region's block of counts, which every change of region
+/// switches, and a pair whose calls are long goes the full way; this checks that no call is
+/// lost or put elsewhere on the way (it fails when entering a region does not switch the
+/// block, and failed when a design that kept the counts apart lost them at a switch). A
 /// fixed pseudo-random walk of 20,000 steps: regions "a", "b", "c" entered and left (nested
 /// up to three deep, the same name inside itself too, some left open for `finish`), calls of
 /// the three functions through the wrappers' fast entry and through `call_enter` alone, and
