@@ -32,7 +32,8 @@
 //!
 //! The hot path (a call's entry and exit, a region's begin and end) takes no lock and, once a
 //! region or a (region, function) pair has been seen, allocates nothing: the state is in a
-//! `RefCell` (the profiler is `!Sync`; use one per thread), times come from the CPU's time stamp
+//! `RefCell` and region mode's counts of the innermost region's calls in `Cell`s beside it
+//! (the profiler is `!Sync`; use one per thread), times come from the CPU's time stamp
 //! counter where it is invariant (`constant_tsc` and `nonstop_tsc`), else from the monotonic
 //! clock (vDSO, no system call).
 //!
@@ -56,7 +57,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -553,6 +554,9 @@ struct Node {
     /// The [`State::same_gen`] of the last sample [`State::settle`] attributed here in full
     /// (0: none): while it is current, this node holds the states of `State::same_words`.
     same_gen: u64,
+    /// Regions: the functions whose calls here have been counted in [`Hot`] (each once), so
+    /// that entering the region opens their slots without a look at every function.
+    open: Vec<u32>,
 }
 
 impl Node {
@@ -578,8 +582,65 @@ impl Node {
 /// function index never reaches the table.
 const NO_BASE: usize = usize::MAX >> 1;
 
-/// Calls of one function in one region, kept apart from the nodes so that the hot path finds
-/// them with one addition (`State::cur_base` + function index) and touches one cache line.
+/// Region mode's counts of the innermost region's calls, outside the state's `RefCell`: the
+/// counted path reads this and one [`HotSlot`] and writes the slot, three cache lines with
+/// the wrapper's own, where a count in the state's [`FnStat`] touched six (floor_trio on
+/// mpich-ev, 1 KiB round trips: +23-34 ns against +5-16 for a count in a static array of
+/// one line, the null wrapper +11-15). A slot's calls are added to its pair's `FnStat` when
+/// it closes: when the region is left or entered ([`Profiler::hot_leave`]), when the
+/// pair's calls turn long, at the end.
+#[repr(align(64))]
+struct Hot {
+    /// 0 while the fast path is open, [`NO_BASE`] while it is shut (call mode, a region being
+    /// entered or left, the end): or-ed with a function's index, a shut path fails the bounds
+    /// test of `slots`, one test for both.
+    base: Cell<usize>,
+    /// One per function of [`Config::functions`], the innermost region's.
+    slots: Box<[HotSlot]>,
+    /// The random intervals' state (xorshift).
+    rng: Cell<u32>,
+}
+
+/// One function's calls in the innermost region ([`Hot`]).
+#[derive(Default)]
+struct HotSlot {
+    /// Calls counted here since the slot opened.
+    calls: Cell<u64>,
+    /// The count at which a call is chosen for timing; 0: closed (every call takes the full
+    /// entry: the pair's first [`TIME_FIRST`] calls, long calls, call mode).
+    next: Cell<u64>,
+}
+
+impl Hot {
+    fn new(functions: usize, open: bool) -> Hot {
+        Hot {
+            base: Cell::new(if open { 0 } else { NO_BASE }),
+            slots: (0..functions).map(|_| HotSlot::default()).collect(),
+            rng: Cell::new(0x2545_f491),
+        }
+    }
+
+    /// The slot of `function`, if the fast path is open: `base | function` is `function`
+    /// while it is, at least [`NO_BASE`] (past every slot) while it is shut; no overflow.
+    #[inline(always)]
+    fn slot(&self, function: usize) -> Option<&HotSlot> {
+        self.slots.get(self.base.get() | function)
+    }
+
+    /// 1..=2·[`TIME_ONE_IN`]−1, as [`State::interval`].
+    fn interval(&self) -> u64 {
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.rng.set(x);
+        u64::from(1 + x % (2 * TIME_ONE_IN - 1))
+    }
+}
+
+/// Calls of one function in one region, kept apart from the nodes so that a call finds them
+/// with one addition (`State::cur_base` + function index) and touches one cache line (region
+/// mode's counted calls are in [`Hot`] until its slot closes).
 #[derive(Clone, Copy)]
 struct FnStat {
     calls: u64,
@@ -598,6 +659,10 @@ struct FnStat {
     /// Call mode: the samples waiting for their attribution are attributed after the call,
     /// not before it ([`settles_after`]).
     settle_after: bool,
+    /// In its region's [`Node::open`] list.
+    listed: bool,
+    /// Calls left until the next timed one when its [`HotSlot`] last closed (0: none yet).
+    gap: u32,
 }
 
 impl FnStat {
@@ -611,6 +676,8 @@ impl FnStat {
         recent: 0,
         always_timed: false,
         settle_after: false,
+        listed: false,
+        gap: 0,
     };
 
     /// One timed call of `dt` ticks; `long`: [`LONG_CALL_NS`] in ticks.
@@ -1032,6 +1099,8 @@ struct State<'s, L: Level> {
     cur_base: usize,
     /// Short calls until the next timed one.
     countdown: u32,
+    /// The functions whose [`HotSlot`]s are open, the innermost region's.
+    hot_open: Vec<u32>,
     in_call: u32,
     /// The handles of at most 8 bytes (one element, or several in one word: [`Case::lanes`]),
     /// in the sampling loop's order ([`State::replan`]), and the rest of each at the same
@@ -1141,6 +1210,8 @@ type Registrations<'m, L> = Vec<crate::registration::Registration<'m, L>>;
 /// The profiling engine: one session's handles on every (selected) performance variable,
 /// regions, per-function calls and times. See the [module documentation](self).
 pub struct Profiler<'s, L: Level = Single> {
+    /// Region mode's counted calls ([`Hot`]).
+    hot: Hot,
     mode: Mode,
     /// Function indices the fast entry takes: `functions.len()`.
     fast_functions: usize,
@@ -1188,6 +1259,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             regions: Vec::new(),
             fn_base: NO_BASE,
             same_gen: 0,
+            open: Vec::new(),
         };
         let mut state = State {
             nodes: vec![root],
@@ -1226,6 +1298,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             fn_stats: Vec::new(),
             cur_base: NO_BASE,
             countdown: TIME_ONE_IN,
+            hot_open: Vec::new(),
             timing: Vec::with_capacity(TIMING_DEPTH),
             rng: 0x9e37_79b9,
             stopped: false,
@@ -1235,6 +1308,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             t0: clock.now(),
         });
         let mut p = Profiler {
+            hot: Hot::new(config.functions.len(), config.mode == Mode::Region),
             session,
             mode: config.mode,
             filter: config.filter,
@@ -1605,7 +1679,9 @@ impl<'s, L: Level> Profiler<'s, L> {
         st.nodes[node as usize].timed += 1;
         st.stack.push(Frame { node, t0: t });
         st.restack();
+        self.hot_leave(&mut st);
         st.cur_base = st.nodes[node as usize].fn_base;
+        self.hot_enter(&mut st);
         if let Some(ev) = &self.events {
             ev.set_current(node);
         }
@@ -1660,7 +1736,9 @@ impl<'s, L: Level> Profiler<'s, L> {
             }
             st.restack();
         }
+        self.hot_leave(st);
         st.cur_base = st.nodes[st.innermost() as usize].fn_base;
+        self.hot_enter(st);
         if let Some(ev) = &self.events {
             ev.set_current(st.innermost());
         }
@@ -1669,9 +1747,10 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// The entry of MPI function `function` (an index into [`Config::functions`]): counted
     /// under the innermost region; in [`Mode::Call`] a sample attributed to that region.
     ///
-    /// The hot path (region mode, a function already called in this region, not chosen for
-    /// timing): one `RefCell` borrow, one table entry found by one addition (the innermost
-    /// region's block of per-function counts), a count and a countdown. One call in
+    /// The hot path (region mode, a function called [`TIME_FIRST`] times in this region
+    /// already, not chosen for timing): one count in the innermost region's slot of the
+    /// function, a `Cell` outside the state (no borrow), and one comparison with the count at
+    /// which the slot's next call is timed. One call in
     /// [`TIME_ONE_IN`] on average (after each pair's first [`TIME_FIRST`]) reads the clock; see
     /// [`NodeReport::timed_calls`].
     #[inline(always)]
@@ -1683,13 +1762,22 @@ impl<'s, L: Level> Profiler<'s, L> {
     }
 
     /// The hot path of [`Profiler::call_enter`] alone: `Some` if the call was counted there
-    /// (region mode, a function already called in the innermost region, not chosen for
-    /// timing), `None` (and nothing done) if it needs [`Profiler::call_enter`].
+    /// (region mode, a function called [`TIME_FIRST`] times in the innermost region already:
+    /// also when chosen for timing, the start then timed), `None` (and nothing done) if it
+    /// needs [`Profiler::call_enter`].
     ///
     /// Never panics and never allocates: a caller that must not unwind (the preload library's
     /// C entry points) can call it outside `catch_unwind` and guard only the full entry.
     #[inline(always)]
     pub fn try_call_enter(&self, function: usize) -> Option<CallStart> {
+        if let Some(h) = self.hot.slot(function) {
+            let c = h.calls.get() + 1;
+            if c < h.next.get() {
+                h.calls.set(c);
+                return Some(CallStart::counted());
+            }
+            return self.hot_chosen(h, c, function);
+        }
         if function >= self.fast_functions {
             return None;
         }
@@ -1713,9 +1801,11 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// The region-mode part of [`Profiler::try_call_enter`], for a caller that keeps nothing
     /// across the call unless it must:
     /// - [`FastCall::Counted`]: the call was counted and has nothing to do at its exit (region
-    ///   mode, a function already called in the innermost region, not chosen for timing);
+    ///   mode, a function called [`TIME_FIRST`] times in the innermost region already, not
+    ///   chosen for timing);
     /// - [`FastCall::Timed`]: counted and chosen for timing (time it with
-    ///   [`Profiler::timed_enter`] and [`Profiler::timed_exit`]);
+    ///   [`Profiler::timed_enter`], which also draws the next call to time, and
+    ///   [`Profiler::timed_exit`]);
     /// - [`FastCall::Full`]: nothing done; the call needs [`Profiler::call_enter`].
     ///
     /// The preload library's wrappers tail-call `PMPI_` on `Counted`, keeping no argument
@@ -1725,41 +1815,154 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// misses. Never panics and never allocates.
     #[inline(always)]
     pub fn try_fast(&self, function: usize) -> FastCall {
-        // Call mode first, before the borrow: its calls all take the full entry (one without
-        // handles too: nothing to read there, nothing to save).
-        if self.mode == Mode::Call || function >= self.fast_functions {
-            return FastCall::Full;
-        }
-        let Ok(mut st) = self.state.try_borrow_mut() else {
+        // Shut in call mode: its calls all take the full entry (one without handles too:
+        // nothing to read there, nothing to save).
+        let Some(h) = self.hot.slot(function) else {
             return FastCall::Full;
         };
-        let st = &mut *st;
-        // As in `try_call_enter`: no overflow.
-        let slot = st.cur_base + function;
-        let Some(fs) = st.fn_stats.get_mut(slot) else {
-            return FastCall::Full;
-        };
-        if fs.calls < TIME_FIRST || fs.always_timed {
-            return FastCall::Full;
-        }
-        if st.countdown > 1 {
-            fs.calls += 1;
-            st.countdown -= 1;
+        let c = h.calls.get() + 1;
+        if c < h.next.get() {
+            h.calls.set(c);
             return FastCall::Counted;
         }
-        if !self.clock.is_tsc() {
+        // Closed (next 0), or chosen for timing: [`Profiler::timed_enter`] draws the next.
+        if h.next.get() == 0 || !self.clock.is_tsc() {
             return FastCall::Full;
         }
-        fs.calls += 1;
-        st.countdown = st.interval();
+        h.calls.set(c);
         FastCall::Timed
     }
 
+    /// [`Profiler::try_call_enter`]'s slot `h` of `function` at its `c`-th call: closed
+    /// (`None`: the full entry), or chosen for timing (counted, the timed start).
+    #[inline(never)]
+    fn hot_chosen(&self, h: &HotSlot, c: u64, function: usize) -> Option<CallStart> {
+        if h.next.get() == 0 {
+            return None;
+        }
+        h.next.set(c + self.hot.interval());
+        h.calls.set(c);
+        let Ok(mut st) = self.state.try_borrow_mut() else {
+            return Some(self.reentry());
+        };
+        let st = &mut *st;
+        // Counted already: timed under any slot (one past the table times nothing).
+        let slot = st.cur_base.saturating_add(function);
+        Some(self.enter_timed(st, slot, function, false))
+    }
+
+    /// Closes every open [`HotSlot`] (their calls added to their pairs' [`FnStat`]s, the calls
+    /// left to the next timed one kept) and shuts the fast path: before the innermost region
+    /// changes, and at the end.
+    fn hot_leave(&self, st: &mut State<'s, L>) {
+        self.hot.base.set(NO_BASE);
+        let State {
+            hot_open,
+            fn_stats,
+            cur_base,
+            ..
+        } = st;
+        for f in hot_open.drain(..) {
+            let Some(h) = self.hot.slots.get(f as usize) else {
+                continue;
+            };
+            let (calls, next) = (h.calls.replace(0), h.next.replace(0));
+            if let Some(fs) = fn_stats.get_mut(cur_base.saturating_add(f as usize)) {
+                fs.calls += calls;
+                fs.gap = u32::try_from(next.saturating_sub(calls)).unwrap_or(u32::MAX);
+            }
+        }
+    }
+
+    /// Opens the slots of the innermost region's functions that count there (after
+    /// [`Profiler::hot_leave`] and the change of region) and the fast path (region mode).
+    fn hot_enter(&self, st: &mut State<'s, L>) {
+        if self.mode != Mode::Region || st.stopped {
+            return;
+        }
+        let top = st.innermost();
+        let State {
+            hot_open,
+            fn_stats,
+            cur_base,
+            nodes,
+            ..
+        } = st;
+        if let Some(node) = nodes.get(top as usize) {
+            for &f in &node.open {
+                let Some(fs) = fn_stats.get(cur_base.saturating_add(f as usize)) else {
+                    continue;
+                };
+                if let Some(h) = self.hot.slots.get(f as usize)
+                    && fs.calls >= TIME_FIRST
+                    && !fs.always_timed
+                {
+                    h.calls.set(0);
+                    h.next.set(u64::from(fs.gap.max(1)));
+                    hot_open.push(f);
+                }
+            }
+        }
+        self.hot.base.set(0);
+    }
+
+    /// Opens or closes the [`HotSlot`] of `slot` as its pair now needs (after a call through
+    /// the full entry and after a timed call): open in region mode, in the innermost region,
+    /// after the pair's first [`TIME_FIRST`] calls, while its calls are short.
+    fn hot_sync(&self, st: &mut State<'s, L>, slot: usize) {
+        let Some(function) = slot.checked_sub(st.cur_base) else {
+            return;
+        };
+        let Some(h) = self.hot.slots.get(function) else {
+            return;
+        };
+        let top = st.innermost();
+        let State {
+            hot_open,
+            fn_stats,
+            nodes,
+            stopped,
+            ..
+        } = st;
+        let Some(fs) = fn_stats.get_mut(slot) else {
+            return;
+        };
+        let want =
+            self.mode == Mode::Region && !*stopped && fs.calls >= TIME_FIRST && !fs.always_timed;
+        let open = h.next.get() != 0;
+        if want && !open {
+            h.calls.set(0);
+            h.next.set(match fs.gap {
+                0 => self.hot.interval(),
+                g => u64::from(g),
+            });
+            hot_open.push(function as u32);
+            if !fs.listed
+                && let Some(n) = nodes.get_mut(top as usize)
+            {
+                fs.listed = true;
+                n.open.push(function as u32);
+            }
+        } else if !want && open {
+            let (calls, next) = (h.calls.replace(0), h.next.replace(0));
+            fs.calls += calls;
+            fs.gap = u32::try_from(next.saturating_sub(calls)).unwrap_or(u32::MAX);
+            hot_open.retain(|&f| f as usize != function);
+        }
+    }
+
     /// The start of a call of `function` that [`Profiler::try_fast`] chose for timing (made
-    /// just before it): `None` if the state is in use (a callback's re-entry).
+    /// just before it), and the pair's next call to time drawn (until then `try_fast` chooses
+    /// each): `None` if the state is in use (a callback's re-entry).
     /// Never panics and never allocates.
     #[inline]
     pub fn timed_enter(&self, function: usize) -> Option<TimedCall> {
+        // An open slot only (a closed one stays closed: its calls would be lost).
+        if let Some(h) = self.hot.slot(function)
+            && h.next.get() != 0
+        {
+            h.next.set(h.calls.get() + self.hot.interval());
+        }
         let Ok(st) = self.state.try_borrow() else {
             self.reentered.fetch_add(1, Relaxed);
             return None;
@@ -1782,6 +1985,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         };
         if let Some(fs) = st.fn_stats.get_mut(call.slot) {
             fs.add_timed(t.saturating_sub(call.t0), self.clock.long_call);
+            self.hot_sync(&mut st, call.slot);
         }
     }
 
@@ -1986,6 +2190,9 @@ impl<'s, L: Level> Profiler<'s, L> {
                 true
             }
         };
+        if self.mode == Mode::Region {
+            self.hot_sync(st, slot);
+        }
         if timed {
             return self.enter_timed(st, slot, function, sampled);
         }
@@ -2060,6 +2267,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         let node = fs.node;
         if let Some(t0) = t0 {
             fs.add_timed(t.saturating_sub(t0), long);
+            self.hot_sync(st, start.slot());
         }
         if start.sampled() {
             self.sample_into(st, node);
@@ -2096,6 +2304,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             return Err(Error::invalid_value("the profiler is stopped already"));
         }
         st.stopped = true;
+        self.hot_leave(st);
         st.settle();
         let clock = &self.clock;
         // The last sample of each open region, innermost first, then its time.
@@ -2311,6 +2520,7 @@ impl<'s, L: Level> State<'s, L> {
             regions: Vec::new(),
             fn_base: NO_BASE,
             same_gen: 0,
+            open: Vec::new(),
         });
         (self.nodes.len() - 1) as u32
     }
