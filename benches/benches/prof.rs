@@ -67,10 +67,10 @@
 //! `PROF_BENCH_PROF_BASE` (the `mpit-prof` of another build, e.g. of an earlier commit in a
 //! worktree: its call and region modes join the paired part, interleaved with this build's,
 //! and the paired part then also prints call / base call and region / base region per size: a
-//! before/after within one run, where this host's speed drifts between runs; an A/A run, the
-//! same build on both sides, read region / base region 0.996 [0.991, 0.999] at 1 KiB on
-//! mpich-ev: the intervals do not cover differences of ~8 ns a round trip between runs of one
-//! binary, so a before/after under that is not decided here).
+//! before/after within one run, where this host's speed drifts between runs; two A/A runs, the
+//! same build on both sides, read region / base region 0.996 [0.991, 0.999] and 1.001 [0.996,
+//! 1.006] at 1 KiB on mpich-ev: runs of one binary can differ by ~8 ns a round trip, so one run
+//! does not decide a before/after of that size).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
