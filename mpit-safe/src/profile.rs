@@ -630,12 +630,45 @@ impl Hot {
     /// 1..=2·[`TIME_ONE_IN`]−1, as [`State::interval`].
     fn interval(&self) -> u64 {
         let mut x = self.rng.get();
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
+        let i = draw_interval(&mut x);
         self.rng.set(x);
-        u64::from(1 + x % (2 * TIME_ONE_IN - 1))
+        u64::from(i)
     }
+}
+
+impl HotSlot {
+    /// Opens the slot for a pair, its next timed call where the pair's last close left it
+    /// (or drawn, at the first opening).
+    fn open(&self, fs: &FnStat, hot: &Hot) {
+        self.calls.set(0);
+        self.next.set(match fs.gap {
+            0 => hot.interval(),
+            g => u64::from(g),
+        });
+    }
+
+    /// Closes the slot: its calls added to the pair's, the calls left to its next timed one
+    /// kept.
+    fn close(&self, fs: &mut FnStat) {
+        let (calls, next) = (self.calls.replace(0), self.next.replace(0));
+        fs.calls += calls;
+        fs.gap = u32::try_from(next.saturating_sub(calls)).unwrap_or(u32::MAX);
+    }
+}
+
+/// Whether region mode counts a pair's calls in its [`HotSlot`]: after its first
+/// [`TIME_FIRST`], while its calls are short.
+fn counts_fast(fs: &FnStat) -> bool {
+    fs.calls >= TIME_FIRST && !fs.always_timed
+}
+
+/// Uniform in 1..=2·[`TIME_ONE_IN`]−1 from the xorshift32 state `x` (advanced).
+#[inline]
+fn draw_interval(x: &mut u32) -> u32 {
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    1 + *x % (2 * TIME_ONE_IN - 1)
 }
 
 /// Calls of one function in one region, kept apart from the nodes so that a call finds them
@@ -1863,13 +1896,11 @@ impl<'s, L: Level> Profiler<'s, L> {
             ..
         } = st;
         for f in hot_open.drain(..) {
-            let Some(h) = self.hot.slots.get(f as usize) else {
-                continue;
-            };
-            let (calls, next) = (h.calls.replace(0), h.next.replace(0));
-            if let Some(fs) = fn_stats.get_mut(cur_base.saturating_add(f as usize)) {
-                fs.calls += calls;
-                fs.gap = u32::try_from(next.saturating_sub(calls)).unwrap_or(u32::MAX);
+            if let (Some(h), Some(fs)) = (
+                self.hot.slots.get(f as usize),
+                fn_stats.get_mut(cur_base.saturating_add(f as usize)),
+            ) {
+                h.close(fs);
             }
         }
     }
@@ -1894,11 +1925,9 @@ impl<'s, L: Level> Profiler<'s, L> {
                     continue;
                 };
                 if let Some(h) = self.hot.slots.get(f as usize)
-                    && fs.calls >= TIME_FIRST
-                    && !fs.always_timed
+                    && counts_fast(fs)
                 {
-                    h.calls.set(0);
-                    h.next.set(u64::from(fs.gap.max(1)));
+                    h.open(fs, &self.hot);
                     hot_open.push(f);
                 }
             }
@@ -1927,15 +1956,10 @@ impl<'s, L: Level> Profiler<'s, L> {
         let Some(fs) = fn_stats.get_mut(slot) else {
             return;
         };
-        let want =
-            self.mode == Mode::Region && !*stopped && fs.calls >= TIME_FIRST && !fs.always_timed;
+        let want = self.mode == Mode::Region && !*stopped && counts_fast(fs);
         let open = h.next.get() != 0;
         if want && !open {
-            h.calls.set(0);
-            h.next.set(match fs.gap {
-                0 => self.hot.interval(),
-                g => u64::from(g),
-            });
+            h.open(fs, &self.hot);
             hot_open.push(function as u32);
             if !fs.listed
                 && let Some(n) = nodes.get_mut(top as usize)
@@ -1944,9 +1968,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                 n.open.push(function as u32);
             }
         } else if !want && open {
-            let (calls, next) = (h.calls.replace(0), h.next.replace(0));
-            fs.calls += calls;
-            fs.gap = u32::try_from(next.saturating_sub(calls)).unwrap_or(u32::MAX);
+            h.close(fs);
             hot_open.retain(|&f| f as usize != function);
         }
     }
@@ -2479,12 +2501,7 @@ impl<'s, L: Level> State<'s, L> {
     /// the program's calls aliases with it), from xorshift32.
     #[inline]
     fn interval(&mut self) -> u32 {
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.rng = x;
-        1 + x % (2 * TIME_ONE_IN - 1)
+        draw_interval(&mut self.rng)
     }
 
     #[inline(always)]
