@@ -28,9 +28,12 @@
 //! configuration is also run in the program's `paired` mode: in one process, block pairs of
 //! ~`PROF_BENCH_PAIRED_SECONDS` (0.025 s), one block calling `PMPI_Send`/`PMPI_Recv` directly
 //! (what the program calls without a tool: `MPI_Send` is the library's alias of `PMPI_Send`),
-//! the other `MPI_Send`/`MPI_Recv` through the tool, the order alternating;
+//! the other `MPI_Send`/`MPI_Recv` through the tool, the order alternating, both blocks one loop
+//! whose calls go through pointers (only their targets differ: two copies of the loop at two
+//! addresses leaned against the tool: with nothing preloaded the `MPI_` copy took 1-7 ns longer a
+//! 1 KiB round trip than the `PMPI_` copy in each of 9 fast processes on mpich-ev);
 //! `PROF_BENCH_PAIRED_BLOCKS` (20) pairs per size in each of `PROF_BENCH_PAIRED_RUNS` (10)
-//! processes per tool. A tool's cost is its extra time per round trip, the median over every
+//! processes per tool, and as many with no tool (the harness's own lean, ~0 expected). A tool's cost is its extra time per round trip, the median over every
 //! block pair of (tool − direct): CPU work, the same wherever the ranks were placed, where the
 //! direct path's own time differs twofold between processes. The ratios put the extras on the
 //! median direct round trip D over every process: region / direct = (D + E_region) / D, call /
@@ -612,7 +615,8 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
 /// (interleaved, the order rotating), each making `PROF_BENCH_PAIRED_BLOCKS` pairs of blocks per
 /// size, one block through `PMPI_` (the program without a tool) and one through `MPI_` (the
 /// tool), ~`PROF_BENCH_PAIRED_SECONDS` each, seconds apart in the same process (the program's
-/// `paired` mode).
+/// `paired` mode), and as many processes with no tool: the harness's own lean, ~0 expected
+/// since both blocks run one loop.
 ///
 /// A tool's cost is its extra time per round trip, the median over every block pair of
 /// (tool − direct) / round trips: CPU work, the same wherever the launcher placed the ranks,
@@ -626,7 +630,6 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
     let seconds: f64 = env_or("PROF_BENCH_PAIRED_SECONDS", 0.025);
     let configs: Vec<Config> = Config::ALL
         .into_iter()
-        .filter(|&c| c != Config::Bare)
         .filter(|&c| !c.of_base() || bench.base.is_some())
         .filter(|c| bench.prof.is_some() || !matches!(c, Config::Region | Config::Call))
         .collect();
@@ -688,9 +691,9 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
         md,
         "\n**In one process** (the verdicts): each tool's extra time per round trip against the \
          direct path in the same process.\n\n\
-         | implementation | size | direct µs | region + ns | call + ns | C wrapper + ns \
-         | null wrapper + ns | region/direct | call/C wrapper | region/null | targets |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|"
+         | implementation | size | direct µs | no tool + ns | region + ns | call + ns \
+         | C wrapper + ns | null wrapper + ns | region/direct | call/C wrapper | region/null \
+         | targets |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     let mut rows = Vec::new();
     let mut base_lines: Vec<String> = Vec::new();
@@ -796,8 +799,9 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
         let opt = |r: Option<f64>| r.map_or_else(|| "-".into(), |v| format!("{v:.3}"));
         let _ = writeln!(
             md,
-            "| {label} | {} | {d:.3} | {} | {} | {} | {} | {}{} | {}{} | {} | {}; {} |",
+            "| {label} | {} | {d:.3} | {} | {} | {} | {} | {} | {}{} | {}{} | {} | {}; {} |",
             size_name(size),
+            ns(extra(Config::Bare)),
             ns(region),
             ns(call),
             ns(cwrap),
@@ -853,6 +857,7 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
         rows.push(json!({
             "size": size,
             "direct_us": d,
+            "no_tool": side(Config::Bare),
             "region": side(Config::Region),
             "call": side(Config::Call),
             "cwrap": side(Config::CWrap),
@@ -868,7 +873,9 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
         md,
         "\n{runs} processes per tool interleaved, {blocks} block pairs of ~{seconds} s per size \
          in each, the order alternating. + ns: the tool's extra time per round trip, the median \
-         over every block pair of (tool − direct); direct µs (D): the median direct round trip \
+         over every block pair of (tool − direct); no tool: the same with nothing preloaded, \
+         the harness's own lean (both blocks run one loop, only its calls' targets differ: \
+         ~0 expected); direct µs (D): the median direct round trip \
          over every process; region/direct = (D + region) / D, call/C wrapper = (D + call) / \
          (D + C wrapper), with a 90% interval over processes (each tool's drawn with \
          replacement, 2000 times); unsettled: the interval holds the target, these runs do not \

@@ -21,9 +21,7 @@
 
 static const int sizes[3] = {0, 1024, -1};
 
-TIMED_LOOP(loop_direct, (void)0, PMPI_Send, PMPI_Recv, (void)0)
 TIMED_LOOP(loop_floor, read_all(), PMPI_Send, PMPI_Recv, read_all())
-TIMED_LOOP(loop_tool, (void)0, MPI_Send, MPI_Recv, (void)0)
 
 /* `n` pairs of CALL(MPI_COMM_WORLD, &r) between PRE and POST, no message: rank 0's time. */
 #define LOCAL_LOOP(NAME, PRE, CALL, POST)                                                  \
@@ -68,9 +66,9 @@ int main(int argc, char **argv) {
   for (k = 0; k < 3; k++) {
     int local = sizes[k] < 0;
     double (*loops[3])(char *, int, long, int) = {
-        local ? local_direct : loop_direct,
+        local ? local_direct : loop_pmpi,
         local ? local_floor : loop_floor,
-        local ? local_tool : loop_tool,
+        local ? local_tool : loop_mpi,
     };
     /* Without messages the direct calls take next to nothing: blocks sized by the floor. */
     long n = calibrate(loops[local], buf, sizes[k], seconds, rank);

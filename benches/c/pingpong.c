@@ -41,8 +41,6 @@ static double loop(char *buf, int size, long n, int rank) {
   return MPI_Wtime() - t0;
 }
 
-TIMED_LOOP(loop_pmpi, (void)0, PMPI_Send, PMPI_Recv, (void)0)
-TIMED_LOOP(loop_mpi, (void)0, MPI_Send, MPI_Recv, (void)0)
 
 /* The paired mode (see the top): calibrated on the direct path, rank 0's counts broadcast. */
 static void paired(char *buf, double seconds, long blocks, int rank) {
