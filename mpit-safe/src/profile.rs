@@ -582,6 +582,12 @@ impl Node {
 /// function index never reaches the table.
 const NO_BASE: usize = usize::MAX >> 1;
 
+/// Functions whose calls region mode can count in a [`HotSlot`] (the first so many of
+/// [`Config::functions`]; an MPI library's wrappers number 346-596 here): the slots sit in the
+/// engine itself, so that the counted path reaches a slot in one load from the engine's
+/// address. A function past them takes the full entry.
+const HOT_SLOTS: usize = 1024;
+
 /// Region mode's counts of the innermost region's calls, outside the state's `RefCell`: the
 /// counted path reads this and one [`HotSlot`] and writes the slot, three cache lines with
 /// the wrapper's own, where a count in the state's [`FnStat`] touched six (floor_trio on
@@ -589,16 +595,18 @@ const NO_BASE: usize = usize::MAX >> 1;
 /// one line, the null wrapper +11-15). A slot's calls are added to its pair's `FnStat` when
 /// it closes: when the region is left or entered ([`Profiler::hot_leave`]), when the
 /// pair's calls turn long, at the end.
-#[repr(align(64))]
+#[repr(C, align(64))]
 struct Hot {
-    /// 0 while the fast path is open, [`NO_BASE`] while it is shut (call mode, a region being
-    /// entered or left, the end): or-ed with a function's index, a shut path fails the bounds
-    /// test of `slots`, one test for both.
-    base: Cell<usize>,
-    /// One per function of [`Config::functions`], the innermost region's.
-    slots: Box<[HotSlot]>,
+    /// Whether the fast path is open; shut in call mode, while a region is entered or left,
+    /// at the end.
+    open: Cell<bool>,
     /// The random intervals' state (xorshift).
     rng: Cell<u32>,
+    /// One per function of [`Config::functions`] (up to [`HOT_SLOTS`]), the innermost
+    /// region's. Inline, not boxed: the flag and a slot are then two loads at fixed offsets
+    /// from the engine's address, made side by side, where a box put a third load (its
+    /// pointer) between the engine's address and the slot.
+    slots: [HotSlot; HOT_SLOTS],
 }
 
 /// One function's calls in the innermost region ([`Hot`]).
@@ -612,19 +620,22 @@ struct HotSlot {
 }
 
 impl Hot {
-    fn new(functions: usize, open: bool) -> Hot {
+    fn new(open: bool) -> Hot {
         Hot {
-            base: Cell::new(if open { 0 } else { NO_BASE }),
-            slots: (0..functions).map(|_| HotSlot::default()).collect(),
+            open: Cell::new(open),
             rng: Cell::new(0x2545_f491),
+            slots: std::array::from_fn(|_| HotSlot::default()),
         }
     }
 
-    /// The slot of `function`, if the fast path is open: `base | function` is `function`
-    /// while it is, at least [`NO_BASE`] (past every slot) while it is shut; no overflow.
+    /// The slot of `function`, if the fast path is open.
     #[inline(always)]
     fn slot(&self, function: usize) -> Option<&HotSlot> {
-        self.slots.get(self.base.get() | function)
+        if self.open.get() {
+            self.slots.get(function)
+        } else {
+            None
+        }
     }
 
     /// 1..=2·[`TIME_ONE_IN`]−1, as [`State::interval`].
@@ -1341,7 +1352,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             t0: clock.now(),
         });
         let mut p = Profiler {
-            hot: Hot::new(config.functions.len(), config.mode == Mode::Region),
+            hot: Hot::new(config.mode == Mode::Region),
             session,
             mode: config.mode,
             filter: config.filter,
@@ -1888,7 +1899,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// left to the next timed one kept) and shuts the fast path: before the innermost region
     /// changes, and at the end.
     fn hot_leave(&self, st: &mut State<'s, L>) {
-        self.hot.base.set(NO_BASE);
+        self.hot.open.set(false);
         let State {
             hot_open,
             fn_stats,
@@ -1932,7 +1943,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                 }
             }
         }
-        self.hot.base.set(0);
+        self.hot.open.set(true);
     }
 
     /// Opens or closes the [`HotSlot`] of `slot` as its pair now needs (after a call through

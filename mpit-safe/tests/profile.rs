@@ -436,6 +436,40 @@ fn timed_by_sample(fast: bool) {
 /// until its recent calls are short again, its slot closed meanwhile). The report's counts
 /// equal the walk's, pair by pair, no other function node exists, and every pair has its
 /// first `TIME_FIRST` calls timed and no more calls timed than made.
+/// A function past the first 1,024 (region mode's counting slots, sized for any MPI library's
+/// 346-596 wrapped functions) is counted through the full entry, exactly as one with a slot.
+#[test]
+fn functions_past_the_slots_are_counted_too() {
+    let t = common::turn_after_init();
+    let s = t.mpit.session().unwrap();
+    let names: Vec<&'static str> = (0..1100)
+        .map(|i| &*Box::leak(format!("MPI_F{i}").into_boxed_str()))
+        .collect();
+    let p = Profiler::new(
+        &s,
+        Config {
+            mode: Mode::Region,
+            functions: names.clone(),
+            root: "test".into(),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    p.begin("r");
+    for _ in 0..500 {
+        for f in [3, 1023, 1024, 1099] {
+            wrapped(&p, true, f, || {});
+        }
+    }
+    p.end("r").unwrap();
+    let r = p.finish().unwrap();
+    for f in [3, 1023, 1024, 1099] {
+        let (_, n) = node(&r, &["test", "r", names[f]]);
+        assert_eq!(n.calls, 500, "{}", names[f]);
+        assert!(n.timed_calls >= TIME_FIRST.min(500), "{}", names[f]);
+    }
+}
+
 #[test]
 fn every_call_counted_once_in_its_region() {
     use std::time::Duration;
