@@ -33,9 +33,10 @@
 //! addresses leaned against the tool: with nothing preloaded the `MPI_` copy took 1-7 ns longer a
 //! 1 KiB round trip than the `PMPI_` copy in each of 9 fast processes on mpich-ev);
 //! `PROF_BENCH_PAIRED_BLOCKS` (20) pairs per size in each of `PROF_BENCH_PAIRED_RUNS` (10)
-//! processes per tool, and as many with no tool (the harness's own lean, ~0 expected). A tool's cost is its extra time per round trip, the median over every
-//! block pair of (tool − direct): CPU work, the same wherever the ranks were placed, where the
-//! direct path's own time differs twofold between processes. The ratios put the extras on the
+//! processes per tool, and as many with no tool (the harness's own lean, ~0 expected). A tool's
+//! cost is its extra time per round trip, the median over every block pair of (tool − direct):
+//! CPU work, the same wherever the ranks were placed, where the direct path's own time differs
+//! twofold between processes. The ratios put the extras on the
 //! median direct round trip D over every process: region / direct = (D + E_region) / D, call /
 //! C wrapper = (D + E_call) / (D + E_C), each with a 90% bootstrap interval over processes
 //! (a process's placement moves all its blocks: processes are the independent draws). The
@@ -402,8 +403,8 @@ const FAST_WITHIN: f64 = 1.25;
 
 /// The paired part's data ([config][size], `blocks` block pairs per process) kept to the fast
 /// processes: those whose direct round trip (the median of their blocks) is within
-/// [`FAST_WITHIN`] (or `PROF_BENCH_FAST_WITHIN`) of the fastest process's, per size, over every configuration; and how many
-/// there are per size. This host runs whole stretches of processes ~2× slower (1.9 against
+/// [`FAST_WITHIN`] (or `PROF_BENCH_FAST_WITHIN`) of the fastest process's, per size, over
+/// every configuration; and how many there are per size. This host runs whole stretches of processes ~2× slower (1.9 against
 /// 0.84 µs a 1 KiB round trip on mpich-ev); a tool's extra over a slow round trip reads as a
 /// smaller ratio, so the targets are also judged where the round trip is fast.
 #[allow(clippy::type_complexity)]

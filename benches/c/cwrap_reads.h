@@ -72,4 +72,24 @@ static void setup(void) {
             nhandles, unbound, comm, started);
 }
 
+/* MPI_Send and MPI_Recv with every read before and after: the preloaded wrapper's bodies and
+ * the in-program floor's calls. */
+static int send_read(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm) {
+  int rc;
+  read_all();
+  rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
+  read_all();
+  return rc;
+}
+
+static int recv_read(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Status *status) {
+  int rc;
+  read_all();
+  rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+  read_all();
+  return rc;
+}
+
 #endif

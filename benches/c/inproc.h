@@ -4,42 +4,15 @@
 #define INPROC_H
 #include <mpi.h>
 
-/* n round trips of `size` bytes between ranks 0 and 1 after a warm-up of n / 20 + 1, each call
- * between PRE and POST, through SEND/RECV: PMPI_ (the direct path) or MPI_ (through a preloaded
- * tool); the barrier and the clock are PMPI_'s either way. Rank 0's time in seconds. */
-#define TIMED_LOOP(NAME, PRE, SEND, RECV, POST)                                         \
-  static double NAME(char *buf, int size, long n, int rank) {                           \
-    long i;                                                                             \
-    double t0 = 0.0;                                                                    \
-    PMPI_Barrier(MPI_COMM_WORLD);                                                       \
-    for (i = -(n / 20 + 1); i < n; i++) {                                               \
-      if (i == 0) t0 = PMPI_Wtime();                                                    \
-      if (rank == 0) {                                                                  \
-        PRE;                                                                            \
-        SEND(buf, size, MPI_CHAR, 1, 7, MPI_COMM_WORLD);                                \
-        POST;                                                                           \
-        PRE;                                                                            \
-        RECV(buf, size, MPI_CHAR, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);             \
-        POST;                                                                           \
-      } else {                                                                          \
-        PRE;                                                                            \
-        RECV(buf, size, MPI_CHAR, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);             \
-        POST;                                                                           \
-        PRE;                                                                            \
-        SEND(buf, size, MPI_CHAR, 0, 7, MPI_COMM_WORLD);                                \
-        POST;                                                                           \
-      }                                                                                 \
-    }                                                                                   \
-    return PMPI_Wtime() - t0;                                                           \
-  }
-
-/* The direct path and the tool's path as one loop: `n` round trips as in TIMED_LOOP, each call
- * made through a pointer. Both blocks of a pair run this very code at one address, only the two
- * calls' targets differ (PMPI_ or MPI_, each taken from the GOT), so that where a loop's code
- * sits cannot favour one side: two copies of the loop, as TIMED_LOOP makes, sit at different
- * addresses, and with no tool preloaded the MPI_ copy ran 1-7 ns a 1 KiB round trip slower
- * than the PMPI_ copy on mpich-ev, a bias charged to every tool. Not inlined and not cloned:
- * the compiler must not make a copy per target. */
+/* `n` round trips of `size` bytes between ranks 0 and 1 after a warm-up of n / 20 + 1, each
+ * call made through a pointer: PMPI_ (the direct path), MPI_ (through a preloaded tool) or a
+ * function of the program's own (floor_trio's floor); the barrier and the clock are PMPI_'s
+ * either way. Rank 0's time in seconds. Every block of a pair or triple runs this very code at
+ * one address, only the calls' targets differ, so that where a loop's code sits cannot favour
+ * one side: two copies of the loop (as a macro used to make) sit at different addresses, and
+ * with no tool preloaded the MPI_ copy ran 1-7 ns a 1 KiB round trip slower than the PMPI_ copy
+ * on mpich-ev, a bias charged to every tool. Not inlined and not cloned: the compiler must not
+ * make a copy per target. */
 typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 typedef int (*recv_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
 #if defined(__GNUC__) && !defined(__clang__)

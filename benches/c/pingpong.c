@@ -43,7 +43,6 @@ static double loop(char *buf, int size, long n, int rank) {
   return MPI_Wtime() - t0;
 }
 
-
 /* The paired mode (see the top): calibrated on the direct path, rank 0's counts broadcast. */
 static void paired(char *buf, double seconds, long blocks, int rank) {
   int k;

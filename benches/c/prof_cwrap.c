@@ -26,20 +26,12 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
              MPI_Comm comm) {
-  int rc;
-  read_all();
-  rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
-  read_all();
-  return rc;
+  return send_read(buf, count, datatype, dest, tag, comm);
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status) {
-  int rc;
-  read_all();
-  rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
-  read_all();
-  return rc;
+  return recv_read(buf, count, datatype, source, tag, comm, status);
 }
 
 int MPI_Comm_rank(MPI_Comm comm, int *rank) {
