@@ -11,7 +11,7 @@
 //! Findings are graded ([`Finding`]): each names the [`Rule`] of the standard it departs from
 //! (quoted, [`rules`]) and its [`Grade`]: a *violation* (the text requires it of a valid
 //! call, a crash of a valid call included), an *error class* (an error other than the class the
-//! text names), or *unchecked input* (an invalid argument accepted or crashing: spec 000 §1.2.9
+//! text names), or *unchecked input* (an invalid argument accepted or crashing: MPI-4.1 §16.3.10
 //! lets an implementation leave parameters unchecked, so this is a robustness note). Each
 //! finding carries a standalone C [`Repro`] that makes the same calls without Rust and exits
 //! with a status saying whether the behaviour showed ([`Report::write_repros`]).

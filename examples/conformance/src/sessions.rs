@@ -911,7 +911,7 @@ fn model_repro(
 }
 
 /// Whether `op` passes an invalid argument (a freed handle or session, a handle with another
-/// session): what the implementation need not check (spec 000 §1.2.9).
+/// session): what the implementation need not check (MPI-4.1 §16.3.10).
 fn invalid_input(model: &PvarModel, op: &Op) -> bool {
     match *op {
         Op::CreateSession => false,

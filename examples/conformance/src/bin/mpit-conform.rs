@@ -7,7 +7,7 @@
 //!
 //! Every property runs in a child process (this program re-executed with `--run-property ID`),
 //! so a crash inside MPI is a finding that names the call. Each finding is graded
-//! (`violation`, `error-class`, `unchecked-input`), names the rule of the spec file it departs
+//! (`violation`, `error-class`, `unchecked-input`), names the rule of the standard it departs
 //! from, and comes with a standalone C reproducer written into `--repro-dir` (default
 //! `target/conform-repro/<key>/`, the key as in `examples/conformance/expected/<key>.expected`), one
 //! `.c` file per finding with its build and run line. `--json` prints the report as one JSON
