@@ -290,7 +290,7 @@ fn bench(
 }
 
 /// Name and description buffers of a C tool's listing loop: fixed, on the stack, declared
-/// once (the fair floor of issue 18; a longer string is cut, which C does not notice).
+/// once (the fair floor for a listing; a longer string is cut, which C does not notice).
 const C_NAME: usize = 256;
 const C_DESC: usize = 1024;
 /// Member arrays of the C category loop (more members than this are not asked for).

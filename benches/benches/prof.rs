@@ -450,8 +450,7 @@ fn fast_only(
 /// A paired ratio's 90% bootstrap interval over processes: each tool's processes (and the
 /// direct path's, over every tool) drawn with replacement, [`BOOTSTRAP`] times, and
 /// `ratio(D, extra of a, extra of b)` of their medians. Processes, not block pairs: where a
-/// process's ranks landed moves all of its blocks (stop 35), so they are the independent
-/// draws.
+/// process's ranks landed moves all of its blocks, so they are the independent draws.
 fn process_interval(
     direct: &[&[f64]],
     a: &[f64],

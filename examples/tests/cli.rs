@@ -1,4 +1,4 @@
-//! Every tool of this package behaves alike on its command line (issue 15, item 7): `--help`
+//! Every tool of this package behaves alike on its command line: `--help`
 //! prints the usage and the exit statuses on standard output and exits 0, `-V` prints
 //! `NAME VERSION` and exits 0, and an unknown flag exits 2 with the error on standard error and
 //! nothing on standard output. None of these initialises MPI. (`mpit-conform` and `mpit-prof`

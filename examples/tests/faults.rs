@@ -1,7 +1,6 @@
-//! Signals and death (issue 16, item 3): what `mpir-attach` and `mqd-dump` do when they are
-//! signalled or killed, when a rank dies under `mqd-dump` and when the starter ends while
-//! `mpir-attach` reads it. Each test is one case of the matrix in the README's section "Faults:
-//! what the MPIR and MQD tools do under signals and death" and checks what the user sees (a
+//! Signals and death: what `mpir-attach` and `mqd-dump` do when they are signalled or killed,
+//! when a rank dies under `mqd-dump` and when the starter ends while `mpir-attach` reads it.
+//! Each test is one case of the matrix in `docs/faults.md` and checks what the user sees (a
 //! stable phrase on standard error, nothing passed off as a table on standard output), the exit
 //! status, and the job's own result (its exit status, the ranks' rows, no process of it left
 //! stopped or running).

@@ -330,8 +330,8 @@ proptest! {
     }
 }
 
-/// The brief's acceptance check: `MPIR_proctable_size` = `i32::MAX` (a
-/// garbage size) returns an error at once, without reading or allocating.
+/// `MPIR_proctable_size` = `i32::MAX` (a garbage size) returns an error at once, without
+/// reading or allocating.
 #[test]
 fn size_i32_max_fails_fast() {
     let mem = PagedMemory::new();

@@ -682,9 +682,10 @@ fn stop_through_a_shared_reference() {
 }
 
 /// A state, size or generic variable's last value is kept in every node a sample was taken in
-/// (spec 003 §0.5: its derived metric is the raw value, not a delta), also when the value did
-/// not change between two nodes: the sampling loop stores a one-element one at every sample
-/// and skips a several-element one only where the same node holds it already. Call mode, regions a, b, a with calls in each; every region and the
+/// (Caliper's MPIT service, "Querying and storing PVARs": its derived metric is the raw value, not
+/// a delta), also when the value did not change between two nodes: the sampling loop stores a
+/// one-element one at every sample and skips a several-element one only where the same node holds
+/// it already. Call mode, regions a, b, a with calls in each; every region and the
 /// function under it holds a value of every such variable with a handle. Open MPI's queue
 /// lengths (size class, bound to communicators) and its unbound sizes are the material there;
 /// an implementation with none says so.
@@ -735,8 +736,9 @@ fn raw_values_are_kept_in_every_node_sampled() {
 /// Call mode's whole calls ([`Profiler::try_sampled_call`]) attribute their samples later, and
 /// a sample whose words equal the last one attributed is skipped where the node holds them
 /// already (every variable a delta's or a state's: Open MPI's queue lengths and sizes). A node
-/// that does not hold them must still get them: a state's last value in every node is the one
-/// read at that node's last sample (spec 003 §0.5), whatever other nodes saw meanwhile.
+/// that does not hold them must still get them: a state's last value in every node is the one read
+/// at that node's last sample (Caliper's MPIT service, "Querying and storing PVARs"), whatever
+/// other nodes saw meanwhile.
 ///
 /// The state: Open MPI's `pml_ob1_unexpected_msgq_length` on `MPI_COMM_SELF`, 1 while a message
 /// sent to self waits unreceived, else 0. Region a, its calls through the whole-call entry

@@ -1,4 +1,4 @@
-//! Call mode's fast path across two ranks (MPI-4.1 §16.3.7 with spec 003's attribution): a
+//! Call mode's fast path across two ranks (MPI-4.1 §16.3.7 with Caliper's attribution): a
 //! function's calls after its first few in a region, not chosen for timing, take the sampling
 //! loop inlined into the entry and exit (receives) or the whole call in one function
 //! ([`Profiler::try_sampled_call`], sends). Each sample must attribute like the general path: what
@@ -435,12 +435,12 @@ use mpit_safe::profile::Elements;
 const RAW_CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_RAW_CHILD";
 const RAW_TEST: &str = "raw_values_of_per_rank_elements_in_every_node";
 
-/// A state, size or generic variable with an element per rank of `MPI_COMM_WORLD` (Open MPI's
-/// ob1 queue lengths, on 2 ranks) keeps its last value in every node sampled (spec 003 §0.5),
-/// also when its elements' bytes did not change between two nodes: the sampling loop compares
-/// a read's bytes with the read before and skips it only where the same node holds that value
-/// already. Call mode, regions a, b, a with calls in each. Open MPI must have the material;
-/// elsewhere the test says it had nothing to check.
+/// A state, size or generic variable with an element per rank of `MPI_COMM_WORLD` (Open MPI's ob1
+/// queue lengths, on 2 ranks) keeps its last value in every node sampled (Caliper's MPIT service,
+/// "Querying and storing PVARs"), also when its elements' bytes did not change between two nodes:
+/// the sampling loop compares a read's bytes with the read before and skips it only where the same
+/// node holds that value already. Call mode, regions a, b, a with calls in each. Open MPI must have
+/// the material; elsewhere the test says it had nothing to check.
 #[test]
 fn raw_values_of_per_rank_elements_in_every_node() {
     if std::env::var_os(RAW_CHILD).is_some() {

@@ -4,11 +4,11 @@
 //!
 //! The test re-runs its own binary under `$MPIEXEC -n 2 --mca pml ob1`; rank 1 sends K
 //! messages that rank 0 has not posted, rank 0 reads K for peer 1, receives them, reads 0.
-//! Then the same through the profiling engine in call mode (spec 003 §0.5: a state's, size's
-//! or generic variable's last value per node), which on 2 ranks reads the two 4-byte elements
-//! as one word ([`mpit_safe::profile`]'s several elements in 8 bytes): rank 0's region "pile",
-//! where the K messages wait, must hold K (the sum over the peers), and the region "drain",
-//! where they are received, 0.
+//! Then the same through the profiling engine in call mode (Caliper's MPIT service, "Querying and
+//! storing PVARs": a state's, size's or generic variable's last value per node), which on 2 ranks
+//! reads the two 4-byte elements as one word ([`mpit_safe::profile`]'s several elements in 8
+//! bytes): rank 0's region "pile", where the K messages wait, must hold K (the sum over the peers),
+//! and the region "drain", where they are received, 0.
 
 // rsmpi in the native build; its names over the ABI library in the ABI build.
 #[cfg(mpit_abi)]

@@ -1,4 +1,4 @@
-//! `mpit-conform` behaves on its command line as every tool does (issue 15, item 7): `--help`
+//! `mpit-conform` behaves on its command line as every tool does: `--help`
 //! and `-V` exit 0 with the usage and the version on standard output, an unknown flag or
 //! property exits 2 with the error on standard error; `--list` needs no MPI job.
 

@@ -1,5 +1,5 @@
 //! Which orderings of `MPI_T_init_thread`/`MPI_T_finalize` relative to `MPI_Init_thread`/
-//! `MPI_Finalize` the MPI under test survives (issue 3), so that mpit-safe's docs state facts.
+//! `MPI_Finalize` the MPI under test survives, so that mpit-safe's docs state facts.
 //!
 //! MPI-4.1 §16.3.4 lets MPI_T be initialised and finalised at any time, before `MPI_Init` and
 //! after `MPI_Finalize`, and counts its initialisations: MPI_T stays initialised until

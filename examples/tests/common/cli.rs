@@ -1,4 +1,4 @@
-//! The command-line conventions every tool follows (issue 15, item 7), checked on one binary:
+//! The command-line conventions every tool follows, checked on one binary:
 //! included by `tests/cli.rs` here and by the CLI tests of `examples/conformance` and
 //! `examples/prof` (`#[path]`).
 // Each including test uses a part of this module.
