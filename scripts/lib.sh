@@ -164,6 +164,9 @@ path_without_mpi() {
 
 select_mpi() {
   unset MPI_PKG_CONFIG
+  # The checkout's mpit-prof finds libmpit_prof.so beside it in the target directory: no copy
+  # embedded in release builds (examples/prof/build_embed.rs; the install test turns it on).
+  export MPIT_PROF_EMBED=0
   # abi, abi:IMPL: the MPI-5 ABI backend (one build in target/abi, no MPI at build time), run on
   # IMPL's libmpi_abi.so.1 (mpich5, intel) when one is named.
   case "$1" in
