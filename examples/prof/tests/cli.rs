@@ -26,3 +26,19 @@ fn report_of_a_missing_directory_is_an_error_on_stderr() {
     assert!(out.stdout.is_empty(), "{out:?}");
     assert!(text(&out.stderr).starts_with("mpit-prof: "), "{out:?}");
 }
+
+#[test]
+fn a_preload_library_that_is_not_there_is_named_and_nothing_runs() {
+    let out = std::process::Command::new(TOOL)
+        .args(["--", "/bin/echo", "ran"])
+        .env("MPIT_PROF_LIB", "/nonexistent/libmpit_prof.so")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty(), "the program ran: {out:?}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("MPIT_PROF_LIB=/nonexistent/libmpit_prof.so is not a file"),
+        "{err}"
+    );
+}
