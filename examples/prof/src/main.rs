@@ -66,8 +66,10 @@ struct Cli {
 
 #[derive(clap::Args)]
 struct Run {
-    /// When pvars are read: at region boundaries only (region, the default) or also at every
-    /// MPI call's entry and exit (call).
+    /// When pvars are read: at region boundaries only (region, the default: within 2-3% of an
+    /// unprofiled small-message round trip) or also at every MPI call's entry and exit (call:
+    /// every pvar read twice a call, so a program of many short calls can take twice as long
+    /// or more: see "Cost" in docs/profiler.md).
     #[arg(long, value_parser = ["region", "call"])]
     mode: Option<String>,
     /// Profile only the pvars whose name matches this regular expression.
