@@ -38,6 +38,10 @@ pub(crate) fn test_panic(value: Option<String>) -> Option<(usize, u64)> {
 /// Set by the launcher to the pid of the program it starts (the launcher `exec`s it): that
 /// process says so at exit if it never called `MPI_Init`.
 pub(crate) const PID: &str = "MPIT_PROF_PID";
+/// Set by the launcher when the program is a script (not an ELF file, e.g. a pyenv shim),
+/// whose processes it cannot tell apart: a file that any process calling `MPI_Init` creates,
+/// so that the launcher, which then waits for the script, can say whether one did.
+pub(crate) const MARK: &str = "MPIT_PROF_MARK";
 
 /// What the environment asks for.
 #[derive(Debug, Clone, Default)]

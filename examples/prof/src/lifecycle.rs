@@ -189,6 +189,11 @@ mod fortran_lifecycle {
 /// passes through unchanged.
 fn before_init() -> bool {
     INIT_SEEN.store(true, Relaxed);
+    if let Some(mark) = std::env::var_os(config::MARK) {
+        // The launcher of a script waits for this file (config::MARK); a failure only costs
+        // its message.
+        let _ = std::fs::write(mark, b"");
+    }
     #[cfg(mpit_abi)]
     if let Err(why) = crate::abi::check_library() {
         let _ = writeln!(

@@ -230,13 +230,53 @@ fn launch(run: Run) -> ExitCode {
     set(&mut cmd, "MPIT_PROF_EVENTS", run.events.then(|| "1".into()));
     // `exec` keeps the pid: the program's own process (not its children, not a script's
     // interpreter's children) reports a missing MPI_Init.
+    cmd.env("LD_PRELOAD", preload);
     if elf {
         cmd.env("MPIT_PROF_PID", std::process::id().to_string());
-    } else {
-        cmd.env_remove("MPIT_PROF_PID");
+        cmd.env_remove("MPIT_PROF_MARK");
+        return exec(cmd, program);
     }
-    cmd.env("LD_PRELOAD", preload);
-    exec(cmd, program)
+    cmd.env_remove("MPIT_PROF_PID");
+    run_script(cmd, program)
+}
+
+/// Runs a program that is not an ELF file (a script, e.g. a pyenv shim): which of its
+/// processes is "the program" is unknown, so the launcher waits for it and says afterwards if
+/// none of them called `MPI_Init` (the preload library creates the file `MPIT_PROF_MARK`
+/// names when one does). The exit status is the script's (128 + N when signal N ended it, as
+/// shells report).
+fn run_script(mut cmd: Command, program: &OsString) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt as _;
+    let mark = std::env::temp_dir().join(format!("mpit-prof-init-{}", std::process::id()));
+    let _ = std::fs::remove_file(&mark);
+    cmd.env("MPIT_PROF_MARK", &mark);
+    let status = match cmd.status() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "mpit-prof: cannot run {}: {e}",
+                Path::new(program).display()
+            );
+            return ExitCode::from(if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            });
+        }
+    };
+    if std::fs::remove_file(&mark).is_err() {
+        eprintln!(
+            "mpit-prof: {} (a script) ran no process that called MPI_Init or \
+             MPI_Init_thread: nothing was profiled",
+            Path::new(program).display()
+        );
+    }
+    let code = match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        (None, None) => 1,
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// Replaces this process with `cmd`; returns only on failure (126: not runnable, 127: not

@@ -47,7 +47,10 @@ fn a_preload_library_that_is_not_there_is_named_and_nothing_runs() {
 fn help_says_what_call_mode_costs() {
     let out = run(TOOL, &["--help"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let help = text(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = text(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(help.contains("every pvar read twice a call"), "{help}");
     assert!(help.contains("can take twice as long"), "{help}");
 }

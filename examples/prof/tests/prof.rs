@@ -508,6 +508,60 @@ fn no_mpi_init() {
     );
 }
 
+/// A script (not an ELF file: the launcher cannot tell which of its processes is the
+/// program) whose processes never call MPI_Init: it runs unchanged, its exit status is kept,
+/// and one line says nothing was profiled; a script that runs an MPI program gets no such line.
+#[test]
+fn a_script_that_never_initialises_mpi_is_reported() {
+    let exe = compile("no_mpi_init");
+    let script = dir().join("no_mpi_init.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\n{}\necho script done\nexit 3\n", exe.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = timed(LAUNCHER).arg("--").arg(&script).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "no MPI here\nscript done\n",
+        "{stderr}"
+    );
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("called MPI_Init or MPI_Init_thread"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(said[0].contains("(a script) ran no process"), "{stderr}");
+
+    // The same through a script that runs the known pattern alone: MPI_Init is called.
+    let mpi_script = dir().join("known_pattern.sh");
+    let out = dir().join("script-out");
+    std::fs::write(
+        &mpi_script,
+        format!("#!/bin/sh\nexec {}\n", known_pattern().display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &mpi_script,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let o = timed(LAUNCHER)
+        .arg("--output")
+        .arg(&out)
+        .arg("--")
+        .arg(&mpi_script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stderr.contains("nothing was profiled"), "{stderr}");
+    assert!(out.join("profile.txt").is_file(), "{stderr}");
+}
+
 /// A program linked against another MPI family's library runs unchanged, after one line
 /// saying why it is not profiled.
 #[test]
