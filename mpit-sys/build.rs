@@ -143,6 +143,13 @@ fn main() {
         println!("cargo::metadata=events=true");
         println!("cargo::metadata=bind_session=true");
         println!("cargo::metadata=abi=true");
+        // The one declaration of every function of the ABI header, for dependents' build
+        // scripts (`DEP_MPIT_SHIM_ABI_DECLARATIONS`): a file of this package.
+        let manifest = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+        println!(
+            "cargo::metadata=abi_declarations={}",
+            Path::new(&manifest).join("src/abi/generated.rs").display()
+        );
         println!("cargo:rustc-env=MPIT_SYS_MPICC=");
         println!("cargo:rustc-env=MPIT_SYS_CFLAGS=");
         println!("cargo:rustc-env=MPIT_SYS_LDFLAGS=");

@@ -1,21 +1,36 @@
-//! The ABI backend's declarations (`src/abi/generated.rs`) are exactly what each installed
-//! MPI-5 `mpi_abi.h` says: this test generates them again from every header it finds (MPICH
-//! 5.0.2's and Intel MPI 2021.18.1's, under `.mpi/`, or the paths in `MPIT_ABI_HEADERS`) and
-//! compares. `MPIT_BLESS=1` writes the file from the first header instead.
+//! The one generator and check of the MPI-5 ABI declarations, `src/abi/generated.rs`: this
+//! test generates them again from every installed `mpi_abi.h` (MPICH 5.0.2's and Intel MPI
+//! 2021.18.1's, under `.mpi/`, or the paths in `MPIT_ABI_HEADERS`) and compares.
+//! `MPIT_BLESS=1` writes the file from the first header (MPICH's; Intel's keeps pre-release
+//! values of a few constants and fewer `const`s, see below).
 //!
-//! What is generated: the MPI_T section of the header (every `MPI_T_` type, constant and
-//! function), the handle types and the few MPI functions and constants the safe layer and the
-//! tools call around MPI_T (`SELECTED_FUNCTIONS`, `selected_constant`), and the `consts` and
-//! `tables` modules in the shape the native build script gives them (the rows of
-//! `mpit_core::constants::FAMILIES`). Constants the two shipped headers disagree on
-//! (`MPI_ERRORS_ABORT`/`MPI_ERRORS_RETURN`, `MPI_SEEK_*`, `MPI_APPNUM`, ...) are left out on
-//! purpose; [`the_headers_disagree_only_outside_the_selection`] lists them.
+//! The header is read twice over, each part by what reads it best: bindgen (as `mpi-sys` reads
+//! `mpi.h`) gives every function and every callback type, and a reader of the preprocessor
+//! text gives what bindgen cannot evaluate, the constants (`((MPI_Comm)0x00000101)` is a cast),
+//! with the handle types and `MPI_Status`.
 //!
-//! Pure text work: no MPI is loaded, so it runs in every build mode.
+//! What is generated: the handle types, `MPI_Status`, the callback types, the constants the
+//! safe layer and the tools use (every `MPI_T_` one and `selected_constant`'s), the `consts`
+//! and `tables` modules in the shape the native build script gives them (the rows of
+//! `mpit_core::constants::FAMILIES`), the functions the backend loads (every `MPI_T_` one and
+//! `SELECTED_FUNCTIONS`, in `functions!`) and every other function of the header (in
+//! `declarations!`, for tools that wrap them). Each function is given once, by its `MPI_` name:
+//! the header declares its `PMPI_` twin with the same parameter types (checked here).
+//!
+//! The file is what one installed header generates exactly; every other header may differ
+//! only where the calls stay the same: a `const` less on a pointer parameter, and functions
+//! beyond the file's that return no error code (Intel's `MPI_File_c2f`/`_f2c` on `MPI_Fint`;
+//! MPICH's header has neither and converts handles with `MPI_*_toint`/`_fromint`).
+//! Constants the headers disagree on (`MPI_ERRORS_ABORT`/`MPI_ERRORS_RETURN`, `MPI_SEEK_*`,
+//! `MPI_APPNUM`, ...) are left out on purpose;
+//! [`the_headers_disagree_only_outside_the_selection`] lists them.
+//!
+//! Pure text work: no MPI is loaded, so it runs in every build mode (bindgen needs libclang).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use mpit_core::constants::{FAMILIES, Repr};
 
@@ -112,7 +127,7 @@ enum Value {
     Handle(String, u64),
 }
 
-/// One parsed header: its constants, types and prototypes, by name.
+/// What the preprocessor text of a header says: its constants and plain types, by name.
 #[derive(Debug, Default)]
 struct Header {
     constants: BTreeMap<String, Value>,
@@ -120,12 +135,8 @@ struct Header {
     handles: BTreeMap<String, String>,
     /// `typedef enum X {...} X;`: the names.
     enum_types: BTreeSet<String>,
-    /// Function typedefs: name → parameters (C text).
-    fn_types: BTreeMap<String, String>,
     /// Plain struct typedefs: name → fields (C text).
     structs: BTreeMap<String, Vec<String>>,
-    /// Prototypes: name → (return type, parameters).
-    functions: BTreeMap<String, (String, String)>,
     /// `#define X Y` whose value is not a constant (the ABI's integer type choices).
     macros: BTreeMap<String, String>,
 }
@@ -233,21 +244,6 @@ fn parse(text: &str) -> Header {
                 h.handles
                     .insert(name.trim().to_owned(), target.trim().to_owned());
             }
-        } else if let Some(t) = s.strip_prefix("typedef void (") {
-            let (name, rest) = t.split_once(')').expect("function typedef");
-            let params = rest.trim().trim_start_matches('(').trim_end_matches(')');
-            h.fn_types
-                .insert(name.trim().to_owned(), params.trim().to_owned());
-        } else if s.starts_with("int MPI_") || s.starts_with("double MPI_") {
-            // (`int MPI_SOURCE` of MPI_Status's body, split at its `;`, is no prototype.)
-            let (ret, rest) = s.split_once(' ').expect("a space");
-            let Some((name, params)) = rest.split_once('(') else {
-                continue;
-            };
-            h.functions.insert(
-                name.trim().to_owned(),
-                (ret.to_owned(), params.trim_end_matches(')').to_owned()),
-            );
         }
     }
     // Struct bodies were split at `;` above: re-read MPI_Status from the text.
@@ -267,75 +263,252 @@ fn parse(text: &str) -> Header {
     h
 }
 
-/// A C type (without the parameter name) in Rust, as bindgen spells it (`mpi-sys`'s): a
-/// pointer to a function typedef is the typedef's `Option<fn>`.
-fn rust_type(h: &Header, c: &str) -> String {
-    let c = c.trim();
-    let konst = c.starts_with("const ");
-    let c = c.trim_start_matches("const ").trim();
-    let stars = c.matches('*').count();
-    let base = c.trim_end_matches(['*', ' ']).trim();
-    let base_rust = match base {
+/// One function in Rust as bindgen reads it: the parameters (name, type) and the return type
+/// (empty for none).
+#[derive(Debug, PartialEq)]
+struct Func {
+    params: Vec<(String, String)>,
+    ret: String,
+    variadic: bool,
+}
+
+impl Func {
+    /// `fn NAME(a: T, ...) -> R;`, as `functions!` and `declarations!` take it.
+    fn declaration(&self, name: &str) -> String {
+        let mut params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(n, t)| format!("{n}: {t}"))
+            .collect();
+        if self.variadic {
+            params.push("...".to_owned());
+        }
+        let ret = if self.ret.is_empty() {
+            String::new()
+        } else {
+            format!(" -> {}", self.ret)
+        };
+        format!("fn {name}({}){ret};", params.join(", "))
+    }
+
+    /// The types alone: what the twin of a function must repeat.
+    fn types(&self) -> String {
+        let params: Vec<&str> = self.params.iter().map(|(_, t)| t.as_str()).collect();
+        format!(
+            "({}{}) -> {}",
+            params.join(", "),
+            if self.variadic { ", ..." } else { "" },
+            self.ret
+        )
+    }
+
+    /// What a call depends on: the types with `*const` read as `*mut` (the same call).
+    fn call(&self) -> String {
+        self.types().replace("*const ", "*mut ")
+    }
+}
+
+/// What bindgen reads in a header: every callback type and every function.
+#[derive(Debug, Default)]
+struct Declarations {
+    /// Callback types (`Option<unsafe extern "C" fn(..)>`) and the other names of callback
+    /// types (`MPI_Comm_errhandler_fn`): name → the Rust type.
+    fn_types: BTreeMap<String, String>,
+    /// Every function, by its `MPI_` name (its `PMPI_` twin has the same types).
+    functions: BTreeMap<String, Func>,
+}
+
+/// A type of bindgen's output in this file's spelling: the last segment of a path
+/// (`::std::os::raw::c_int` is `c_int`), `*const`/`*mut`, arrays, callbacks.
+fn render(t: &syn::Type) -> String {
+    match t {
+        syn::Type::Ptr(p) => {
+            let q = if p.mutability.is_some() {
+                "mut"
+            } else {
+                "const"
+            };
+            format!("*{q} {}", render(&p.elem))
+        }
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let seg = p.path.segments.last().expect("a path has a segment");
+            let name = seg.ident.to_string();
+            match &seg.arguments {
+                syn::PathArguments::None => name,
+                syn::PathArguments::AngleBracketed(a) => {
+                    let args: Vec<String> = a
+                        .args
+                        .iter()
+                        .map(|g| match g {
+                            syn::GenericArgument::Type(t) => render(t),
+                            _ => panic!("{name}: a generic argument that is not a type"),
+                        })
+                        .collect();
+                    format!("{name}<{}>", args.join(", "))
+                }
+                syn::PathArguments::Parenthesized(_) => panic!("{name}: a parenthesised path"),
+            }
+        }
+        syn::Type::BareFn(f) => {
+            assert!(f.unsafety.is_some(), "bindgen's callbacks are unsafe");
+            let mut params: Vec<String> = f
+                .inputs
+                .iter()
+                .map(|a| match &a.name {
+                    Some((n, _)) => format!("{n}: {}", render(&a.ty)),
+                    None => render(&a.ty),
+                })
+                .collect();
+            if f.variadic.is_some() {
+                params.push("...".to_owned());
+            }
+            let ret = match &f.output {
+                syn::ReturnType::Default => String::new(),
+                syn::ReturnType::Type(_, t) => format!(" -> {}", render(t)),
+            };
+            format!("unsafe extern \"C\" fn({}){ret}", params.join(", "))
+        }
+        syn::Type::Array(a) => match &a.len {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            }) => format!("[{}; {}]", render(&a.elem), n.base10_digits()),
+            _ => panic!("an array whose length is not a literal"),
+        },
+        syn::Type::Paren(p) => render(&p.elem),
+        _ => panic!("a type bindgen gives for no C declaration of mpi_abi.h"),
+    }
+}
+
+/// bindgen on `header`: every `MPI_`/`PMPI_` function and every `MPI_` type, read with syn.
+/// Panics unless each `PMPI_` function has its `MPI_` twin with the same types, and back.
+fn declarations(header: &Path) -> Declarations {
+    let text = bindgen::builder()
+        .header(header.display().to_string())
+        .allowlist_function("P?MPI_.*")
+        .allowlist_type("MPI_.*")
+        .layout_tests(false)
+        .generate_comments(false)
+        .formatter(bindgen::Formatter::None)
+        .generate()
+        .unwrap_or_else(|e| panic!("bindgen on {} (needs libclang): {e:?}", header.display()))
+        .to_string();
+    let file = syn::parse_file(&text).expect("parse bindgen's output");
+    let mut d = Declarations::default();
+    let mut twins: BTreeMap<String, Func> = BTreeMap::new();
+    for item in &file.items {
+        match item {
+            syn::Item::Type(t) => {
+                let ty = render(&t.ty);
+                if ty.starts_with("Option<unsafe extern \"C\" fn(") {
+                    d.fn_types.insert(t.ident.to_string(), ty);
+                }
+            }
+            syn::Item::ForeignMod(m) => {
+                for fi in &m.items {
+                    let syn::ForeignItem::Fn(f) = fi else {
+                        continue;
+                    };
+                    let name = f.sig.ident.to_string();
+                    let params = f
+                        .sig
+                        .inputs
+                        .iter()
+                        .map(|a| match a {
+                            syn::FnArg::Typed(p) => match &*p.pat {
+                                syn::Pat::Ident(id) => (id.ident.to_string(), render(&p.ty)),
+                                _ => panic!("{name}: a parameter without a name"),
+                            },
+                            syn::FnArg::Receiver(_) => panic!("{name}: a receiver"),
+                        })
+                        .collect();
+                    let ret = match &f.sig.output {
+                        syn::ReturnType::Default => String::new(),
+                        syn::ReturnType::Type(_, t) => render(t),
+                    };
+                    let func = Func {
+                        params,
+                        ret,
+                        variadic: f.sig.variadic.is_some(),
+                    };
+                    match name.strip_prefix('P') {
+                        Some(base) if base.starts_with("MPI_") => {
+                            twins.insert(base.to_owned(), func)
+                        }
+                        _ => d.functions.insert(name, func),
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    // The other names of callback types (`typedef MPI_Comm_errhandler_function
+    // MPI_Comm_errhandler_fn;`).
+    for item in &file.items {
+        if let syn::Item::Type(t) = item {
+            let ty = render(&t.ty);
+            if d.fn_types.contains_key(&ty) {
+                d.fn_types.insert(t.ident.to_string(), ty);
+            }
+        }
+    }
+    let names: BTreeSet<&String> = d.functions.keys().collect();
+    let twin_names: BTreeSet<&String> = twins.keys().collect();
+    assert_eq!(
+        names.symmetric_difference(&twin_names).collect::<Vec<_>>(),
+        Vec::<&&String>::new(),
+        "{}: functions without their PMPI_ twin, or PMPI_ functions without their MPI_ one",
+        header.display()
+    );
+    for (name, f) in &d.functions {
+        assert_eq!(
+            f.types(),
+            twins[name].types(),
+            "{}: {name} and P{name} differ",
+            header.display()
+        );
+    }
+    d
+}
+
+/// One header, read both ways.
+struct Abi {
+    header: Header,
+    decls: Declarations,
+}
+
+fn read(path: &Path) -> Abi {
+    let text = std::fs::read_to_string(path).expect("read the header");
+    Abi {
+        header: parse(&text),
+        decls: declarations(path),
+    }
+}
+
+/// Every installed header, read once (libclang is loaded once, in one thread).
+fn abis() -> &'static [(PathBuf, Abi)] {
+    static ABIS: OnceLock<Vec<(PathBuf, Abi)>> = OnceLock::new();
+    ABIS.get_or_init(|| {
+        headers()
+            .into_iter()
+            .map(|p| {
+                let a = read(&p);
+                (p, a)
+            })
+            .collect()
+    })
+}
+
+/// A C type of a struct field in Rust (the header's structs have `int` fields only).
+fn field_type(c: &str) -> String {
+    match c.trim() {
         "int" => "c_int".to_owned(),
-        "char" => "c_char".to_owned(),
-        "void" => "c_void".to_owned(),
-        "double" => "f64".to_owned(),
-        other if other.starts_with("MPI") => other.to_owned(),
-        other => panic!("no Rust type for C type {other:?}"),
-    };
-    let mut stars = stars;
-    // A parameter of function type is a pointer to one (C adjusts it), as is a pointer to a
-    // function typedef: both are the typedef's `Option<fn>`.
-    if h.fn_types.contains_key(base) && stars > 0 {
-        stars -= 1;
+        other => panic!("no Rust type for the field type {other:?}"),
     }
-    let mut t = base_rust;
-    for i in 0..stars {
-        let q = if konst && i == 0 { "*const" } else { "*mut" };
-        t = format!("{q} {t}");
-    }
-    t
 }
 
-/// `const int recvcounts[]` → (`recvcounts`, `*const c_int`).
-fn rust_param(h: &Header, p: &str) -> (String, String) {
-    let p = p.trim();
-    // An array parameter is a pointer.
-    let (p, array) = match p.strip_suffix("[]") {
-        Some(q) => (q.trim_end(), true),
-        None => (p, false),
-    };
-    let split = p
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .expect("a parameter has a type");
-    let (ty, name) = p.split_at(split + 1);
-    let ty = if array {
-        format!("{ty}*")
-    } else {
-        ty.to_owned()
-    };
-    let name = match name {
-        "type" | "ref" | "fn" | "in" | "match" => format!("{name}_"),
-        n => n.to_owned(),
-    };
-    (name, rust_type(h, &ty))
-}
-
-fn rust_params(h: &Header, params: &str) -> String {
-    if params.trim() == "void" || params.trim().is_empty() {
-        return String::new();
-    }
-    params
-        .split(',')
-        .map(|p| {
-            let (n, t) = rust_param(h, p);
-            format!("{n}: {t}")
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn generate(h: &Header) -> String {
+fn generate(abi: &Abi) -> String {
+    let (h, d) = (&abi.header, &abi.decls);
     let mut o = String::from(
         "// @generated by mpit-sys/tests/abi_header.rs from the MPI-5 ABI header `mpi_abi.h`:\n\
          // do not edit; `MPIT_BLESS=1 cargo test -p mpit-sys --test abi_header` rewrites it.\n\n",
@@ -389,7 +562,7 @@ fn generate(h: &Header) -> String {
                 Some((f, n)) => (f, Some(n.trim_end_matches(']'))),
                 None => (field, None),
             };
-            let t = rust_type(h, ty);
+            let t = field_type(ty);
             let t = n.map_or(t.clone(), |n| format!("[{t}; {n}]"));
             let _ = writeln!(o, "    /// `{field}`.\n    pub {field}: {t},");
         }
@@ -402,16 +575,12 @@ fn generate(h: &Header) -> String {
              pub type {name} = c_uint;"
         );
     }
-    for (name, params) in &h.fn_types {
-        if !name.starts_with("MPI_T_") {
-            continue;
-        }
-        let _ = writeln!(
-            o,
-            "/// `{name}`: a callback MPI calls; `None` is a null pointer.\n\
-             pub type {name} = Option<unsafe extern \"C\" fn({})>;",
-            rust_params(h, params)
-        );
+    for (name, ty) in &d.fn_types {
+        let doc = match d.fn_types.get(ty) {
+            Some(_) => format!("another name of `{ty}`"),
+            None => "a callback MPI calls; `None` is a null pointer".to_owned(),
+        };
+        let _ = writeln!(o, "/// `{name}`: {doc}.\npub type {name} = {ty};");
     }
     o.push('\n');
     // Handle constants (the named objects and null handles).
@@ -425,7 +594,12 @@ fn generate(h: &Header) -> String {
             Some(t)
                 if !t.contains('*') && (t == "void" || t == "int" || h.structs.contains_key(t)) =>
             {
-                (rust_type(h, &format!("{t} *")), true)
+                let t = match t {
+                    "void" => "c_void",
+                    "int" => "c_int",
+                    s => s,
+                };
+                (format!("*mut {t}"), true)
             }
             Some(_) => continue,
             None => (ty.clone(), false),
@@ -556,17 +730,34 @@ fn generate(h: &Header) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    // Functions: every MPI_T one and the selected others, for the loader's table.
+    // Functions: every MPI_T one and the selected others, for the loader's table; then the
+    // rest of the header.
+    let loaded = |name: &str| name.starts_with("MPI_T_") || SELECTED_FUNCTIONS.contains(&name);
     o.push_str("functions! {\n");
-    for (name, (ret, params)) in &h.functions {
-        if !(name.starts_with("MPI_T_") || SELECTED_FUNCTIONS.contains(&name.as_str())) {
-            continue;
-        }
-        let ret = if ret == "int" { "c_int" } else { "f64" };
-        let _ = writeln!(o, "    fn {name}({}) -> {ret};", rust_params(h, params));
+    for (name, f) in d.functions.iter().filter(|(n, _)| loaded(n)) {
+        let _ = writeln!(o, "    {}", f.declaration(name));
+    }
+    o.push_str(
+        "}\n\n// Every other function of the header, for tools that define or forward them (nothing is\n\
+         // compiled for them here). Each stands for its `PMPI_` twin too (the same types).\n\
+         declarations! {\n",
+    );
+    for (name, f) in d.functions.iter().filter(|(n, _)| !loaded(n)) {
+        let _ = writeln!(o, "    {}", f.declaration(name));
     }
     o.push_str("}\n");
     o
+}
+
+/// The part of a generated file before the functions.
+fn preamble(text: &str) -> &str {
+    text.split_once("\nfunctions! {").map_or(text, |(p, _)| p)
+}
+
+/// The names of MPI types (`MPI_...`) a Rust type mentions.
+fn type_names(ty: &str) -> impl Iterator<Item = &str> {
+    ty.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with("MPI_"))
 }
 
 /// The ABI headers to check: `MPIT_ABI_HEADERS` (`:`-separated), else the project's wheels.
@@ -599,38 +790,116 @@ fn generated_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/abi/generated.rs")
 }
 
-/// The checked-in declarations equal what every installed ABI header generates.
+/// The first line where `a` and `b` differ (1-based), with both lines.
+fn first_difference(a: &str, b: &str) -> (usize, Option<String>, Option<String>) {
+    let first = a
+        .lines()
+        .zip(b.lines())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.lines().count().min(b.lines().count()));
+    (
+        first + 1,
+        a.lines().nth(first).map(str::to_owned),
+        b.lines().nth(first).map(str::to_owned),
+    )
+}
+
+/// The checked-in declarations are what one installed header generates, and every other
+/// installed header makes the same calls: the same functions with the same types (a `const`
+/// aside), and beyond them only functions that return no error code.
 #[test]
 fn generated_declarations_match_every_installed_abi_header() {
-    let hs = headers();
-    if hs.is_empty() {
+    let abis = abis();
+    if abis.is_empty() {
         println!("no mpi_abi.h installed (.mpi/*-wheel or MPIT_ABI_HEADERS): nothing to compare");
         return;
     }
-    let mut checked_in = std::fs::read_to_string(generated_path()).unwrap_or_default();
-    for (i, path) in hs.iter().enumerate() {
-        let text = std::fs::read_to_string(path).expect("read the header");
-        let got = generate(&parse(&text));
-        if i == 0 && std::env::var_os("MPIT_BLESS").is_some() {
-            std::fs::write(generated_path(), &got).expect("write generated.rs");
-            checked_in = got;
-            continue;
-        }
-        if got != checked_in {
-            let first = got
-                .lines()
-                .zip(checked_in.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(got.lines().count().min(checked_in.lines().count()));
-            panic!(
-                "src/abi/generated.rs differs from what {} generates, first at line {}:\n  \
-                 generated:  {:?}\n  checked in: {:?}\n(MPIT_BLESS=1 regenerates it)",
-                path.display(),
-                first + 1,
-                got.lines().nth(first),
-                checked_in.lines().nth(first)
+    let texts: Vec<String> = abis.iter().map(|(_, a)| generate(a)).collect();
+    if std::env::var_os("MPIT_BLESS").is_some() {
+        std::fs::write(generated_path(), &texts[0]).expect("write generated.rs");
+    }
+    let checked_in = std::fs::read_to_string(generated_path()).unwrap_or_default();
+    let Some(k) = texts.iter().position(|t| *t == checked_in) else {
+        let (line, got, have) = first_difference(&texts[0], &checked_in);
+        panic!(
+            "src/abi/generated.rs differs from what {} generates, first at line {line}:\n  \
+             generated:  {got:?}\n  checked in: {have:?}\n(MPIT_BLESS=1 regenerates it)",
+            abis[0].0.display()
+        );
+    };
+    let (source, decls) = (&abis[k].0, &abis[k].1.decls);
+    println!(
+        "src/abi/generated.rs is what {} generates",
+        source.display()
+    );
+    // Every MPI type a declaration names is declared (a tool's wrappers name them).
+    let declared: BTreeSet<String> = checked_in
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub type "))
+        .filter_map(|l| l.split_once(' ').map(|(n, _)| n.to_owned()))
+        .chain(abis[k].1.header.structs.keys().cloned())
+        .collect();
+    let named = decls
+        .functions
+        .values()
+        .flat_map(|f| {
+            f.params
+                .iter()
+                .map(|(_, t)| t.as_str())
+                .chain([f.ret.as_str()])
+        })
+        .chain(decls.fn_types.values().map(String::as_str));
+    for ty in named {
+        for n in type_names(ty) {
+            assert!(
+                declared.contains(n),
+                "{n} (in {ty}) is named but not declared"
             );
         }
+    }
+    for (i, (path, abi)) in abis.iter().enumerate() {
+        if i == k {
+            continue;
+        }
+        let (line, got, have) = first_difference(preamble(&texts[i]), preamble(&checked_in));
+        assert_eq!(
+            preamble(&texts[i]),
+            preamble(&checked_in),
+            "{} generates other types or constants than src/abi/generated.rs, first at line \
+             {line}:\n  generated:  {got:?}\n  checked in: {have:?}",
+            path.display()
+        );
+        let mut otherwise = Vec::new();
+        for (name, f) in &decls.functions {
+            let g = abi.decls.functions.get(name);
+            let g = g.unwrap_or_else(|| panic!("{} lacks {name}", path.display()));
+            assert_eq!(
+                f.call(),
+                g.call(),
+                "{name}: {} makes another call",
+                path.display()
+            );
+            if f != g {
+                otherwise.push(name.as_str());
+            }
+        }
+        let mut beyond = Vec::new();
+        for (name, g) in &abi.decls.functions {
+            if decls.functions.contains_key(name) {
+                continue;
+            }
+            assert!(
+                g.ret != "c_int",
+                "{name} of {} returns an error code but is not in src/abi/generated.rs",
+                path.display()
+            );
+            beyond.push(name.as_str());
+        }
+        println!(
+            "{}: the same calls; other `const`s or parameter names in {otherwise:?}; beyond \
+             the declarations, {beyond:?} (no error code)",
+            path.display()
+        );
     }
 }
 
@@ -638,21 +907,25 @@ fn generated_declarations_match_every_installed_abi_header() {
 /// export (MPI-4.1 §16.3 and MPI-5.0's), and every family row of MPI-4.1's MPI_T.
 #[test]
 fn the_mpi_t_section_is_complete() {
-    for path in headers() {
-        let h = parse(&std::fs::read_to_string(&path).expect("read"));
-        let t: Vec<_> = h
+    for (path, abi) in abis() {
+        let t: Vec<_> = abi
+            .decls
             .functions
             .keys()
             .filter(|n| n.starts_with("MPI_T_"))
             .collect();
         assert_eq!(t.len(), 51, "{}: {t:?}", path.display());
         for f in SELECTED_FUNCTIONS {
-            assert!(h.functions.contains_key(*f), "{}: no {f}", path.display());
+            assert!(
+                abi.decls.functions.contains_key(*f),
+                "{}: no {f}",
+                path.display()
+            );
         }
         for f in FAMILIES.iter().filter(|f| f.repr == Repr::Int) {
             for r in f.rows {
                 assert!(
-                    matches!(h.constants.get(r.c_name), Some(Value::Int(_))),
+                    matches!(abi.header.constants.get(r.c_name), Some(Value::Int(_))),
                     "{}: no {}",
                     path.display(),
                     r.c_name
@@ -666,13 +939,12 @@ fn the_mpi_t_section_is_complete() {
 /// what the backend declares: each disagreement is outside the selection, and is printed.
 #[test]
 fn the_headers_disagree_only_outside_the_selection() {
-    let hs = headers();
-    if hs.len() < 2 {
+    let abis = abis();
+    if abis.len() < 2 {
         println!("fewer than two ABI headers installed: nothing to compare");
         return;
     }
-    let a = parse(&std::fs::read_to_string(&hs[0]).expect("read"));
-    let b = parse(&std::fs::read_to_string(&hs[1]).expect("read"));
+    let (a, b) = (&abis[0].1.header, &abis[1].1.header);
     let mut differ = Vec::new();
     for (n, v) in &a.constants {
         if let Some(w) = b.constants.get(n)

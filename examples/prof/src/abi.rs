@@ -2,12 +2,11 @@
 //! native build, for the MPI-5 ABI, so that one `libmpit_prof.so` profiles a program on any
 //! library that implements it (MPICH's `libmpi_abi.so.1`, Intel MPI's).
 //!
-//! - The types of `mpi_abi.h` (`$OUT_DIR/abi_types.rs`, from the checked-in `abi/mpi_abi.rs`),
-//!   with the handle structs of `mpit-sys`, so that a handle a wrapper sees is the type the
-//!   safe API binds variables to.
-//! - Every `PMPI_` function that returns an error code (`$OUT_DIR/pmpi.rs`), found at its
-//!   first call with `dlsym(RTLD_NEXT)`: the library is not linked against any MPI, the
-//!   program brings its own.
+//! - The types of `mpi_abi.h`: `mpit_sys::abi`'s (declared once, there), so that a handle a
+//!   wrapper sees is the type the safe API binds variables to.
+//! - Every `PMPI_` function that returns an error code (`$OUT_DIR/pmpi.rs`, from `mpit-sys`'s
+//!   declarations), found at its first call with `dlsym(RTLD_NEXT)`: the library is not
+//!   linked against any MPI, the program brings its own.
 //! - The predefined handles the crate uses, under mpi-sys's names.
 
 #![allow(
@@ -20,16 +19,12 @@
     clippy::too_many_arguments
 )]
 
-use std::ffi::{c_int, c_void};
-
 use crate::next::Symbol;
 
-pub use mpit_sys::{
-    MPI_ABI_Comm, MPI_ABI_Datatype, MPI_ABI_Errhandler, MPI_ABI_File, MPI_ABI_Group, MPI_ABI_Info,
-    MPI_ABI_Message, MPI_ABI_Op, MPI_ABI_Request, MPI_ABI_Session, MPI_ABI_Win,
-};
+// The generated code names the C types as mpit-sys's declarations do.
+pub use mpit_sys::abi::*;
+pub(crate) use std::ffi::{c_char, c_int, c_void};
 
-include!(concat!(env!("OUT_DIR"), "/abi_types.rs"));
 include!(concat!(env!("OUT_DIR"), "/pmpi.rs"));
 
 // mpi-sys's names of the predefined handles, as the rest of the crate reads them (in

@@ -3,9 +3,28 @@
 //!
 //! The declarations (`generated.rs`) are generated from the header and checked in; the test
 //! `tests/abi_header.rs` generates them again from every installed ABI header (MPICH 5.0.2's,
-//! Intel MPI 2021.18.1's) and fails on any difference. No `mpicc`, no bindgen and no MPI are
-//! needed to build: every function is a thin `#[inline]` wrapper that calls through a table of
-//! pointers, filled on first use from the library:
+//! Intel MPI 2021.18.1's) and fails on any difference in what a call depends on. No `mpicc`,
+//! no bindgen and no MPI are needed to build. They are the one set of declarations of the ABI
+//! in the workspace, in three parts:
+//!
+//! - the types and constants: handles, `MPI_Status`, every callback type, the constants of
+//!   MPI_T and those around it (`consts`, `tables`);
+//! - `functions!`: what this backend calls (every `MPI_T_` function and those MPI_T's users
+//!   need around it). Each is a thin `#[inline]` wrapper that calls through a table of
+//!   pointers, filled on first use from the library (below);
+//! - `declarations!`: every other function of the header, each by its `MPI_` name (the header
+//!   declares the `PMPI_` twin with the same types, MPI-4.1 §16.2; the test checks it).
+//!   Nothing is compiled for them here: they are for tools that define or forward the MPI
+//!   functions themselves. The build script gives its dependents the file's path as
+//!   `DEP_MPIT_SHIM_ABI_DECLARATIONS`, and mpit-prof's build script generates its PMPI wrappers
+//!   from the two lists; their parameter types are the types of this module.
+//!
+//! So the backend costs nothing for what it does not call, and a tool neither repeats the
+//! header nor links a library: it resolves its `PMPI_` functions as it must (mpit-prof, in
+//! the program's library with `dlsym(RTLD_NEXT)`), which this module's loader could not do
+//! for it.
+//!
+//! The library:
 //!
 //! 1. the path in `MPIT_ABI_LIB`, when set;
 //! 2. else `libmpi_abi.so.1` as the dynamic loader finds it (`LD_LIBRARY_PATH`, the rpath,
@@ -145,6 +164,12 @@ macro_rules! functions {
             }
         )*
     };
+}
+
+/// The header's other functions (`generated.rs`'s second list): read by tools' build scripts
+/// from the file, nothing to compile here.
+macro_rules! declarations {
+    ($(fn $name:ident $params:tt $(-> $ret:ty)?;)*) => {};
 }
 
 // Generated code: C's signatures (many arguments), C's sentinel pointers (`MPI_IN_PLACE` is
