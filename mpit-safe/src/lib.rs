@@ -98,7 +98,7 @@ pub use mpit_sys as sys;
 mod control;
 mod event_query;
 mod features;
-// The fence: every call into MPI and every callback from MPI, in one file to audit.
+// The fence: every call into MPI and every callback from MPI, in one directory to audit.
 #[allow(unsafe_code)]
 mod ffi;
 mod info_object;
