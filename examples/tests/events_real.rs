@@ -44,9 +44,9 @@ mod with_events {
     // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
     use mpi::topology::SimpleCommunicator;
     use mpi::traits::*;
+    use mpit_core::event_model::{EventModel, Outcome};
     #[cfg(mpit_abi)]
     use mpit_safe::mpi;
-    use mpit_safe::mpit_core::event_model::{EventModel, Outcome};
     use mpit_safe::{
         CbSafety, Dropped, DynPvarHandle, Error, EventInstance, EventRecord, EventStream, Mpit,
         NoObject, PvarClass, Registration, Session, SourceOrder, quirks,

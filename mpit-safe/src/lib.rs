@@ -4,7 +4,8 @@
 //!
 //! Layers, in the manner of `zstd`: this crate re-exports the vocabulary of [`mpit_core`]
 //! (flat, so `mpit_safe::Verbosity` is `mpit_core::Verbosity`, and as the module
-//! `mpit_safe::mpit_core` for its submodules) and the raw layer as [`sys`].
+//! `mpit_safe::mpit_core` for its submodules, its models of the standard's semantics among
+//! them) and the raw layer as [`sys`].
 //!
 //! * [`Mpit`]: an initialisation of MPI_T (`MPI_T_init_thread` / `MPI_T_finalize`); every other
 //!   object borrows it.
@@ -91,14 +92,41 @@
 
 #![deny(unsafe_code)]
 
+// mpit-core, whole (`mpit_safe::mpit_core::pvar::...`), and its vocabulary flat
+// (`mpit_safe::Verbosity` is `mpit_core::Verbosity`). Not flat: its other modules (the models
+// the conformance tests take as oracles among them) and `implementation`, whose name here is
+// the function `implementation()`.
 pub use mpit_core;
-pub use mpit_core::*;
+// Errors and return codes (MPI-4.1 §16.3.10); `error::Feature` is what `NotSupported` names.
+pub use mpit_core::{Error, ErrorClass, Result, error};
+// The tables of C constants (§16.3).
+pub use mpit_core::CConstant;
+// Verbosity (§16.3.1), binding (§16.3.2), thread levels (§16.3.4), scope (§16.3.6).
+pub use mpit_core::{Audience, Bind, Detail, Scope, ThreadLevel, Verbosity};
+// Strings by the convention of §16.3.3.
+pub use mpit_core::{MAX_FETCH_ATTEMPTS, MAX_STRING_LEN, MpiStr, MpiString, fetch_string};
+// Datatypes and values (§16.3.5).
+pub use mpit_core::{CWchar, Datatype, MpiAint, MpiCount, MpiOffset, Scalar, TypeKind, Value};
+// Performance variable classes, their rules, and Caliper's derived metrics (§16.3.7).
+pub use mpit_core::{
+    DeltaTracker, DerivedMetric, MetricValue, Monotonicity, Number, Numeric, Observation,
+    PvarClass, SampleStats, StartingValue, Tracker, Watermark, WatermarkTracker,
+};
+// Callback safety and source ordering of events (§16.3.8).
+pub use mpit_core::{CbSafety, SourceOrder};
+// The owned records of the queries (§16.3.5–§16.3.9) and the rule a record breaks.
+pub use mpit_core::{
+    CategoryInfo, CvarInfo, EnumInfo, EnumItem, EventElement, EventTypeInfo, PvarInfo, SourceInfo,
+    Violation,
+};
+// Implementations, their versions and their quirks (`MPI_Get_library_version`, §9.1.1).
+pub use mpit_core::{Family, Implementation, Quirk, Vendor, Version, VersionRange};
 pub use mpit_sys as sys;
 
 mod control;
 mod event_query;
 mod features;
-// The fence: every call into MPI and every callback from MPI, in one file to audit.
+// The fence: every call into MPI and every callback from MPI, in one directory to audit.
 #[allow(unsafe_code)]
 mod ffi;
 mod info_object;

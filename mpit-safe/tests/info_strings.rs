@@ -7,7 +7,7 @@
 //! included (MPICH 4.0.2 has one of 1269 bytes, more than a first buffer of 1024 bytes held; it
 //! reports a cut string's length as that of the part written, as Open MPI does), and says which
 //! lengths occur. With first buffers of 2048 bytes every string here fits; the unit tests of
-//! `query.rs` run the cut-string path with tiny first buffers.
+//! `src/query/` run the cut-string path with tiny first buffers.
 
 mod common;
 use common::turn_after_init as turn;
@@ -17,7 +17,7 @@ use std::ptr::null_mut;
 
 use mpit_safe::{EnumInfo, MpiString, sys};
 
-/// The description buffer of the safe API's first call, in bytes (`DESC_BUF` in `query.rs`):
+/// The description buffer of the safe API's first call, in bytes (`DESC_BUF` in `query/scratch.rs`):
 /// a description of this many bytes or more takes the fallback.
 const FIRST_DESC_BUF: usize = 2048;
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mpit_safe::implementation::Family;
+use mpit_safe::Family;
 
 const QUICKSTART: &str = include_str!("../examples/quickstart.rs");
 
