@@ -1,8 +1,7 @@
 //! Reads a control variable, a performance variable bound to a communicator, and events.
 use mpi::traits::*;
 use mpit_safe::error::Feature;
-// rsmpi in the native build; its names over the ABI library in the ABI build.
-#[cfg(mpit_abi)]
+// rsmpi, as mpit-safe re-exports it (in the MPI-5 ABI build, its stand-in).
 use mpit_safe::mpi;
 use mpit_safe::{Bind, CvarInfo, Error, Mpit, NoObject};
 

@@ -141,10 +141,18 @@ mod session;
 
 pub use control::{CvarHandle, DynCvarHandle};
 pub use features::{Features, features, launcher};
+/// In the MPI-5 ABI build (`--cfg mpit_abi`, no rsmpi): rsmpi's names for what programs around
+/// MPI_T use (`initialize`, `world`, `rank`, `barrier`, ...), over the ABI library.
 #[cfg(mpit_abi)]
 pub use ffi::mpi_abi as mpi;
 pub use info_object::Info;
 pub use init::{Mpit, level};
+/// rsmpi (the `mpi` crate), whose objects bind variables ([`MpiObject`]): `use mpit_safe::mpi;`
+/// gives a program MPI_Init and communicators without a dependency of its own, the same
+/// version this crate binds, and the same source builds in the MPI-5 ABI build, where this
+/// name is the stand-in below.
+#[cfg(not(mpit_abi))]
+pub use mpi;
 pub use object::{MpiObject, NoObject, RawObject};
 pub use query::{
     Catalog, CategoryInfoRef, CvarInfoRef, Holes, Listing, MemberIter, Members, PvarInfoRef,

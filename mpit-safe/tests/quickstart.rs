@@ -120,3 +120,57 @@ fn quickstart_runs_on_two_ranks() {
         );
     }
 }
+
+/// Copied into a user's crate the program needs nothing but `mpit-safe` and builds without a
+/// warning: no `cfg` a user's crate does not declare (the ABI build's `mpit_abi` once made
+/// rustc warn `unexpected cfg condition name`), rsmpi through `mpit_safe::mpi`.
+#[test]
+fn the_quickstart_needs_no_cfg_of_its_own() {
+    assert!(
+        !QUICKSTART.contains("cfg("),
+        "examples/quickstart.rs has a cfg attribute: a user's crate would warn about it"
+    );
+    assert!(QUICKSTART.contains("use mpit_safe::mpi;"));
+}
+
+/// The same, for real: a new crate outside the workspace, with the front page's dependency
+/// line (as a path) and `warnings = "deny"`, builds the quickstart. Slow (its own target
+/// directory), so with the install tests: `MPIT_TEST_INSTALL=1`.
+#[cfg(not(mpit_abi))]
+#[test]
+fn a_new_crate_builds_the_quickstart_without_warnings() {
+    if std::env::var_os("MPIT_TEST_INSTALL").is_none_or(|v| v != "1") {
+        eprintln!("not run: set MPIT_TEST_INSTALL=1 (builds a new crate, ~2 min)");
+        return;
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("quickstart-user");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"quickstart-user\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
+             [dependencies]\nmpit-safe = {{ path = {:?} }}\n\n[lints.rust]\nwarnings = \"deny\"\n\n\
+             [workspace]\n",
+            manifest.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/main.rs"), QUICKSTART).unwrap();
+    // The workspace's versions of everything, so nothing is fetched.
+    let lock = manifest.join("../Cargo.lock");
+    if lock.is_file() {
+        std::fs::copy(&lock, dir.join("Cargo.lock")).unwrap();
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .arg("build")
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning:"), "{stderr}");
+}
