@@ -29,7 +29,7 @@ fn main() -> Result<(), Error> {
     let Some(index) = found else {
         if rank == 0 {
             println!(
-                "no unexpected-queue pvar among this MPI's {}",
+                "no unexpected-queue pvar among this MPI's {} pvars",
                 mpit.pvar_count()?
             );
         }
