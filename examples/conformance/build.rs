@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    events_cfg_and_provider("../event-provider");
+    events_cfg_and_provider("event-provider");
 }
 
-include!("../event-provider/build_provider.rs");
+include!("event-provider/build_provider.rs");

@@ -1,8 +1,7 @@
 //! `mpit-counts`: how many control variables, performance variables, categories, event types
 //! and event sources the installed MPI exposes through MPI_T, before and after `MPI_Init`.
 //!
-//! The foundation's main job until the lister of the mpit-safe issue replaces it. It uses only
-//! the raw layer, so every call is checked here by hand. [`collect`] reads a [`Report`], whose
+//! It uses only the raw layer (`mpit-sys`), so every call is checked here by hand. [`collect`] reads a [`Report`], whose
 //! renderings ([`Report::kv`], [`Report::table`]) are pure functions of it.
 //!
 //! ```text

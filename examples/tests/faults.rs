@@ -6,8 +6,8 @@
 //! stopped or running).
 //!
 //! The job is the selected MPI's (`scripts/with-mpi`: its `mpicc` builds the programs, its
-//! `mpiexec` runs them, 3 ranks of mpir-types' `tests/targets/mpi_app.c` or 2 of
-//! `examples/mqd/mqd_target.c`):
+//! `mpiexec` runs them, 3 ranks of mpir-types' `tests/targets/mpi_app.c` (linked as
+//! `examples/mpir/mpi_app.c`) or 2 of `examples/mqd/mqd_target.c`):
 //!
 //! - Open MPI 4.1 runs every case; there the material is required, and a test fails without it.
 //! - Open MPI 5: its `mpiexec` (PRRTE's `prterun`) defines no MPIR symbol and the wheel ships no
@@ -257,7 +257,7 @@ fn build(src: &str, name: &str) -> PathBuf {
 /// others, exits 0.
 fn app() -> PathBuf {
     static APP: OnceLock<PathBuf> = OnceLock::new();
-    APP.get_or_init(|| build("../mpir-types/tests/targets/mpi_app.c", "mpi_app"))
+    APP.get_or_init(|| build("mpir/mpi_app.c", "mpi_app"))
         .clone()
 }
 

@@ -3,7 +3,7 @@
 //! fails here). The fixtures (`*.model.json`, and for `mqd-dump`/`mpir-attach` their `--json`
 //! documents, which are their models) were recorded as `tests/golden/README.md` says.
 //!
-//! `UPDATE_GOLDEN=1 cargo test -p mpit-examples --test golden` rewrites the golden files from
+//! `UPDATE_GOLDEN=1 cargo test -p mpit-tools --test golden` rewrites the golden files from
 //! the current rendering (review the diff before committing it). No MPI is needed: the
 //! renderings are pure functions of the models, so these tests give the same result on every
 //! implementation.
@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use mpit_examples::{list, mpir, mqd, prof};
+use mpit_tools::{list, mpir, mqd, prof};
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")

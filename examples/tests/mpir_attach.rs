@@ -3,7 +3,7 @@
 //! exits with the job's exit status. Every `--json` document is valid against
 //! `examples/schemas/mpir-attach.schema.json`. Skips (with a line saying so) where
 //! `mpiexec.openmpi` 4.1 is not installed. The MPI program is mpir-types'
-//! `tests/targets/mpi_app.c`.
+//! `tests/targets/mpi_app.c` (linked as `examples/mpir/mpi_app.c`, so the package has it).
 #![cfg(target_os = "linux")]
 
 use std::collections::BTreeSet;
@@ -30,8 +30,7 @@ use rows::{Row, own_rows};
 fn mpi_app() -> Option<PathBuf> {
     static APP: OnceLock<Option<PathBuf>> = OnceLock::new();
     APP.get_or_init(|| {
-        let src =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../mpir-types/tests/targets/mpi_app.c");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("mpir/mpi_app.c");
         openmpi::build(&src, "mpir-attach", "mpi_app")
     })
     .clone()

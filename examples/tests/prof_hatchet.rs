@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mpit_examples::prof::model::{MetricData, RankProfile};
-use mpit_examples::prof::{self, Profile};
+use mpit_tools::prof::model::{MetricData, RankProfile};
+use mpit_tools::prof::{self, Profile};
 use serde_json::Value;
 
 /// Loads the file with Hatchet and prints what the test checks, as JSON (NaN as null).

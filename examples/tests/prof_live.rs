@@ -1,4 +1,4 @@
-//! `mpit_examples::prof` on a real job: 4 ranks of this test binary run the known pattern
+//! `mpit_tools::prof` on a real job: 4 ranks of this test binary run the known pattern
 //! (rank i sends i+1 messages of 1000·(i+1) bytes to rank (i+1) mod 4) under the profiling
 //! engine, each turns its report into a `RankProfile` (`from_report`), rank 0 gathers them,
 //! reduces and writes every output; the test then reads the directory back.
@@ -17,12 +17,12 @@ use std::time::Duration;
 
 // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
 use mpi::traits::*;
-use mpit_examples::prof::model::{Kind, RankProfile};
-use mpit_examples::prof::{self, reduce};
 #[cfg(mpit_abi)]
 use mpit_safe::mpi;
 use mpit_safe::profile::{Config, Mode, Profiler};
 use mpit_safe::{MpiObject, Mpit};
+use mpit_tools::prof::model::{Kind, RankProfile};
+use mpit_tools::prof::{self, reduce};
 
 const CHILD: &str = "MPIT_PROF_LIVE_DIR";
 const RANKS: usize = 4;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use clap::Parser;
-use mpit_examples::list;
+use mpit_tools::list;
 use serde_json::Value as Json;
 
 #[path = "common/schema.rs"]

@@ -1,8 +1,8 @@
 //! `mpir-attach`: acquire the processes of an MPI job through MPIR (see
-//! [`mpit_examples::mpir`] for the options and the output).
+//! [`mpit_tools::mpir`] for the options and the output).
 
 use clap::Parser;
-use mpit_examples::mpir::{Args, run};
+use mpit_tools::mpir::{Args, run};
 
 fn main() -> std::process::ExitCode {
     run(&Args::parse())

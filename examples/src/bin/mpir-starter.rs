@@ -20,7 +20,7 @@
 //! share its standard output. A tool finds its MPIR symbols in the executable's `.symtab`
 //! (e.g. `mpir-attach --trace -- mpir-starter -n 3 -- /bin/sleep 1`).
 //!
-//! Unlike the other tools, its logic stays in the binary rather than in `mpit_examples`: code
+//! Unlike the other tools, its logic stays in the binary rather than in `mpit_tools`: code
 //! that calls `mpir_types::starter` links the MPIR starter symbols (`MPIR_being_debugged`, ...)
 //! into the executable, and every other tool linking the library would then carry them too.
 

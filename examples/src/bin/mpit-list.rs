@@ -1,11 +1,11 @@
 //! `mpit-list`: everything the installed MPI exposes through MPI_T, as a category tree (see
-//! [`mpit_examples::list`] for the options and the output).
+//! [`mpit_tools::list`] for the options and the output).
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use mpit_examples::list::{Args, run};
+use mpit_tools::list::{Args, run};
 
 fn main() -> ExitCode {
     match run(&Args::parse()) {

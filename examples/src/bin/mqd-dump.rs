@@ -1,8 +1,8 @@
 //! `mqd-dump`: the communicators and message queues of live MPI processes (see
-//! [`mpit_examples::mqd`] for the options and the output).
+//! [`mpit_tools::mqd`] for the options and the output).
 
 use clap::Parser;
-use mpit_examples::mqd::{Args, run};
+use mpit_tools::mqd::{Args, run};
 
 fn main() -> std::process::ExitCode {
     run(&Args::parse())

@@ -23,7 +23,7 @@ fn run_or_build(name: &str, built: Option<&str>) -> Option<String> {
 /// need it, not the crate).
 pub(crate) fn path() -> String {
     run_or_build("MPIT_EVENT_PROVIDER", option_env!("MPIT_EVENT_PROVIDER")).expect(
-        "the event provider was not built (see the build warnings of mpit-examples; an ABI \
+        "the event provider was not built (see the build warnings of mpit-tools; an ABI \
          build takes MPIT_EVENT_PROVIDER, which scripts/with-mpi abi:IMPL sets)",
     )
 }

@@ -68,12 +68,16 @@ fn default_repro_dir(key: &str) -> PathBuf {
 
 /// The test event provider: `MPIT_EVENT_PROVIDER` at run time (the ABI build has none of its
 /// own: `scripts/with-mpi abi:IMPL` builds one for IMPL's ABI library), else the one built
-/// with this crate.
+/// with this crate if it is still there (`cargo install` removes its build directory).
 fn provider() -> Option<std::path::PathBuf> {
     std::env::var_os("MPIT_EVENT_PROVIDER")
         .filter(|p| !p.is_empty())
         .map(Into::into)
-        .or_else(|| option_env!("MPIT_EVENT_PROVIDER").map(Into::into))
+        .or_else(|| {
+            option_env!("MPIT_EVENT_PROVIDER")
+                .map(PathBuf::from)
+                .filter(|p| p.is_file())
+        })
 }
 
 fn json_report(r: &Report, repros: &[Option<PathBuf>]) -> serde_json::Value {

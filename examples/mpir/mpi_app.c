@@ -1,0 +1,1 @@
+../../mpir-types/tests/targets/mpi_app.c
