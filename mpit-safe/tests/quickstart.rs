@@ -135,12 +135,12 @@ fn the_quickstart_needs_no_cfg_of_its_own() {
 
 /// The same, for real: a new crate outside the workspace, with the front page's dependency
 /// line (as a path) and `warnings = "deny"`, builds the quickstart. Slow (its own target
-/// directory), so with the install tests: `MPIT_TEST_INSTALL=1`.
+/// directory), so with the install tests: `MPIT_INSTALL_TEST=1`.
 #[cfg(not(mpit_abi))]
 #[test]
 fn a_new_crate_builds_the_quickstart_without_warnings() {
-    if std::env::var_os("MPIT_TEST_INSTALL").is_none_or(|v| v != "1") {
-        eprintln!("not run: set MPIT_TEST_INSTALL=1 (builds a new crate, ~2 min)");
+    if std::env::var_os("MPIT_INSTALL_TEST").is_none_or(|v| v != "1") {
+        eprintln!("not run: set MPIT_INSTALL_TEST=1 (builds a new crate, ~2 min)");
         return;
     }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -4,7 +4,7 @@
 //! is the copy the release build carries, written to the cache on first use).
 //!
 //! Slow (a release build of the package, twice: the launcher and the library it embeds), so it
-//! runs when `MPIT_TEST_INSTALL=1` (the full `scripts/test` sets it for one implementation).
+//! runs when `MPIT_INSTALL_TEST=1` (the full `scripts/test` sets it in its install stage).
 
 #![cfg(not(mpit_abi))]
 
@@ -13,8 +13,8 @@ use std::process::Command;
 
 #[test]
 fn an_installed_launcher_profiles_a_program_from_another_directory() {
-    if std::env::var_os("MPIT_TEST_INSTALL").is_none_or(|v| v != "1") {
-        eprintln!("not run: set MPIT_TEST_INSTALL=1 (a release build of mpit-prof, ~5 min)");
+    if std::env::var_os("MPIT_INSTALL_TEST").is_none_or(|v| v != "1") {
+        eprintln!("not run: set MPIT_INSTALL_TEST=1 (a release build of mpit-prof, ~5 min)");
         return;
     }
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("install");
