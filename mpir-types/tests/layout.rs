@@ -2,12 +2,10 @@
 //! against the host compiler's `repr(C)` layout and the known ABIs, and the
 //! target's scalar codecs.
 
-mod common;
-
 use std::ffi::{c_char, c_int};
 use std::mem::{align_of, offset_of, size_of};
 
-use common::{all_layouts, target_bytes};
+use crate::common::{all_layouts, target_bytes};
 use mpir_types::*;
 use proptest::prelude::*;
 

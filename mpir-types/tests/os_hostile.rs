@@ -5,8 +5,6 @@
 //! debug gate, the abort string, timeouts, cleanup).
 #![cfg(target_os = "linux")]
 
-mod os_common;
-
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -16,7 +14,7 @@ use std::time::{Duration, Instant};
 use mpir_types::os::{ProcessMemory, SymKind, SymbolTable, ToolError, attach, read_maps};
 use mpir_types::{DebugState, DecodeError, Field, Location, MemoryReader, ReadError, Symbol};
 
-use os_common::{compile, skip};
+use crate::os_common::{self, compile, skip};
 
 /// The link modes the hostile target is built in: which symbol table holds the MPIR symbols
 /// and whether the executable is relocated.

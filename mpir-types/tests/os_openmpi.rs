@@ -11,8 +11,6 @@
 //! relative (`./app` in `/tmp/x` becomes `/tmp/x/./app`), so only then are the two exactly equal.
 #![cfg(target_os = "linux")]
 
-mod os_common;
-
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -22,7 +20,7 @@ use std::time::{Duration, Instant};
 use mpir_types::os::{Acquisition, attach};
 use mpir_types::{DebugState, Symbol};
 
-use os_common::{clean, compile, skip, version_contains, workdir};
+use crate::os_common::{clean, compile, skip, version_contains, workdir};
 
 const RANKS: usize = 3;
 

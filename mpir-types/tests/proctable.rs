@@ -2,11 +2,9 @@
 //! paged fake memory for every supported data model, and the decoders' hard
 //! limits against garbage.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{PAGE, PagedMemory, all_layouts, target_bytes, write_table};
+use crate::common::{PAGE, PagedMemory, all_layouts, target_bytes, write_table};
 use mpir_types::*;
 use proptest::prelude::*;
 

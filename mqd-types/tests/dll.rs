@@ -3,10 +3,9 @@
 //! version checks, the DLL's error strings, a typed error naming the first missing type when
 //! an image has no type information, and success with the type donor.
 
-mod common;
-
 use std::collections::HashSet;
 
+use crate::common;
 use mqd_types::types::err;
 use mqd_types::{Dll, Image, ImageTarget, LangCode, MqdError, TypeDonor, TypeLayout};
 

@@ -2,12 +2,11 @@
 //! header (`ompi/debuggers/msgq_interface.h` of Debian's libopenmpi-dev), compiled with the C
 //! compiler at test time.
 
-mod common;
-
 use std::mem::{offset_of, size_of};
 use std::path::Path;
 use std::process::Command;
 
+use crate::common;
 use mqd_types::types::*;
 
 fn rust_values() -> Vec<(String, i64)> {
