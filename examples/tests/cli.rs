@@ -32,6 +32,23 @@ fn mpit_counts_help_does_not_count() {
     assert!(!text(&out.stdout).contains("before Init"));
 }
 
+/// Why counts differ between runs is in `mpit-list --help`: registration in MPI_Init, and
+/// Open MPI's components opened only under its launcher.
+#[test]
+fn mpit_list_help_says_why_counts_differ() {
+    let out = run(TOOLS[1].1, &["--help"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let help = text(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("implementations register variables in MPI_Init"),
+        "{help}"
+    );
+    assert!(help.contains("under `mpiexec -n 2 mpit-list`"), "{help}");
+}
+
 #[test]
 fn usage_errors_of_the_tools_options() {
     let cases: &[(&str, &[&str])] = &[

@@ -89,6 +89,15 @@ const EXIT_STATUS: &str = "Exit status: 0 when the listing (or the diff) was pri
 /// Each cvar shows the environment variable that sets it where the implementation has a
 /// convention (MPICH and Intel MPI: its own name, MPIR_CVAR_* or I_MPI_*; Open MPI:
 /// `OMPI_MCA_<name>`); variables bound to a communicator are read for MPI_COMM_WORLD.
+///
+/// What is listed depends on when and how MPI was started, so counts differ between runs and
+/// programs: implementations register variables in MPI_Init (MPICH its performance variables
+/// only then; mpit-list calls MPI_Init unless --no-init, and a program that looks before
+/// MPI_Init sees fewer), and Open MPI registers a component's variables only when it opens
+/// the component: a process started alone (a singleton) opens fewer transports than one
+/// started by mpiexec with several ranks, so btl_vader_eager_limit, for one, is listed only
+/// under `mpiexec -n 2 mpit-list`. Counts include the holes (indices with no variable). mpit-counts
+/// gives the counts before and after MPI_Init.
 #[derive(Parser, Debug)]
 #[command(name = "mpit-list", version, after_help = EXIT_STATUS)]
 pub struct Args {
