@@ -95,6 +95,7 @@ pub use mpit_core;
 pub use mpit_core::*;
 pub use mpit_sys as sys;
 
+mod constant;
 mod control;
 mod event_query;
 mod features;
@@ -107,7 +108,7 @@ mod object;
 pub mod profile;
 mod query;
 pub mod quirks;
-mod raw;
+pub mod raw;
 mod registration;
 mod session;
 

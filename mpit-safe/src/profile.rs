@@ -69,10 +69,9 @@ use mpit_core::{
     Scalar, Verbosity,
 };
 
-use crate::ffi::{self, RawPvarHandle, WordPvarHandle};
-use crate::init::level::{Level, Single};
-use crate::object::RawObject;
-use crate::session::Session;
+use crate::level::{Level, Single};
+use crate::raw::{self, PvarHandle, WordPvarHandle};
+use crate::{NoObject, RawObject, Registration, Session};
 
 /// When performance variables are read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -432,13 +431,13 @@ impl Clock {
         #[cfg(target_arch = "x86_64")]
         if invariant_tsc() {
             // A rough rate for the long-call threshold (the report calibrates over the run).
-            let (i0, t0) = (Instant::now(), crate::ffi::tsc());
+            let (i0, t0) = (Instant::now(), raw::tsc());
             while i0.elapsed().as_micros() < 200 {}
             let per_ns =
-                crate::ffi::tsc().saturating_sub(t0) as f64 / i0.elapsed().as_nanos().max(1) as f64;
+                raw::tsc().saturating_sub(t0) as f64 / i0.elapsed().as_nanos().max(1) as f64;
             return Clock {
                 kind: ClockKind::Tsc {
-                    t0: crate::ffi::tsc(),
+                    t0: raw::tsc(),
                     i0: Instant::now(),
                 },
                 long_call: (LONG_CALL_NS * per_ns.max(0.1)) as u64,
@@ -463,7 +462,7 @@ impl Clock {
     fn now(&self) -> u64 {
         match &self.kind {
             #[cfg(target_arch = "x86_64")]
-            ClockKind::Tsc { .. } => crate::ffi::tsc(),
+            ClockKind::Tsc { .. } => raw::tsc(),
             ClockKind::Monotonic(i0) => i0.elapsed().as_nanos() as u64,
         }
     }
@@ -482,7 +481,7 @@ impl Clock {
             #[cfg(target_arch = "x86_64")]
             ClockKind::Tsc { t0, i0 } => {
                 let ns = i0.elapsed().as_nanos() as u64;
-                let ticks = crate::ffi::tsc().saturating_sub(*t0);
+                let ticks = raw::tsc().saturating_sub(*t0);
                 (
                     if ticks == 0 {
                         1.0
@@ -968,7 +967,7 @@ type AnyProbe<'s, L> = Probe<MultiHandle<'s, L>>;
 
 /// The handle of a probe of several elements, with the buffers of its reads.
 struct MultiHandle<'s, L: Level> {
-    handle: RawPvarHandle<'s, L>,
+    handle: PvarHandle<'s, L>,
     /// Of a counter, timer, aggregate, state, size or generic variable of [`SMALL_BYTES`] at
     /// most: the bytes of its previous read, compared before the elements are summed (most
     /// reads equal the one before), and its read buffer. `None` for the rest. Here, not in
@@ -977,20 +976,30 @@ struct MultiHandle<'s, L: Level> {
     seen: Option<Box<SeenBytes>>,
 }
 
-/// The handle inside a [`Probe`], of either kind.
-trait Held<'s, L: Level> {
-    fn raw(&self) -> &RawPvarHandle<'s, L>;
+/// A handle as [`read_sum`] reads it: a bare one, or the one inside a [`Probe`].
+trait Held {
+    /// `MPI_T_pvar_read` into `buf` (checked against the variable's bytes).
+    fn read<T: Scalar>(&self, buf: &mut [T]) -> Result<()>;
 }
 
-impl<'s, L: Level> Held<'s, L> for MultiHandle<'s, L> {
-    fn raw(&self) -> &RawPvarHandle<'s, L> {
-        &self.handle
+impl<L: Level> Held for PvarHandle<'_, L> {
+    #[inline(always)]
+    fn read<T: Scalar>(&self, buf: &mut [T]) -> Result<()> {
+        PvarHandle::read(self, buf)
     }
 }
 
-impl<'s, L: Level> Held<'s, L> for WordPvarHandle<'s, L> {
-    fn raw(&self) -> &RawPvarHandle<'s, L> {
-        self.handle()
+impl<L: Level> Held for MultiHandle<'_, L> {
+    #[inline(always)]
+    fn read<T: Scalar>(&self, buf: &mut [T]) -> Result<()> {
+        self.handle.read(buf)
+    }
+}
+
+impl<L: Level> Held for WordPvarHandle<'_, L> {
+    #[inline(always)]
+    fn read<T: Scalar>(&self, buf: &mut [T]) -> Result<()> {
+        WordPvarHandle::read(self, buf)
     }
 }
 
@@ -1094,8 +1103,8 @@ macro_rules! per_lane {
 /// into `out` when given. Out of line: the sampling loop then keeps no scratch buffer in
 /// registers for the one-element handles, most of them.
 #[inline(never)]
-fn read_sum<L: Level>(
-    h: &RawPvarHandle<'_, L>,
+fn read_sum<H: Held>(
+    h: &H,
     lane: Lane,
     n: usize,
     s: &mut Scratch,
@@ -1111,7 +1120,7 @@ fn read_sum<L: Level>(
             } else {
                 &mut all[..]
             };
-            ffi::pvar_read(h, buf)?;
+            h.read(buf)?;
             if let Some(o) = out.as_deref_mut() {
                 o.extend(buf.iter().map(|&x| x as f64));
             }
@@ -1249,7 +1258,7 @@ impl EventCounts {
     }
 }
 
-type Registrations<'m, L> = Vec<crate::registration::Registration<'m, L>>;
+type Registrations<'m, L> = Vec<Registration<'m, L>>;
 
 /// The profiling engine: one session's handles on every (selected) performance variable,
 /// regions, per-function calls and times. See the [module documentation](self).
@@ -1401,7 +1410,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     fn refresh_locked(&self, st: &mut State<'s, L>) -> Result<usize> {
         // New probes change the blocks of `reads`.
         st.settle();
-        let mpit = self.session.mpit();
+        let mpit = raw::token(self.session);
         let n = mpit.pvar_count()?;
         let before = st.handles();
         for index in st.by_index.len()..n {
@@ -1484,7 +1493,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         label: &str,
     ) {
         let name = || Some(st_name(&st.columns[column].info));
-        let handle = match self.session.dyn_handle_raw(index, obj) {
+        let (handle, count) = match PvarHandle::alloc(self.session, index, obj) {
             Ok(h) => h,
             Err(e) => {
                 let reason = if label.is_empty() {
@@ -1515,7 +1524,6 @@ impl<'s, L: Level> Profiler<'s, L> {
             st.columns[column].started = true;
         }
         st.columns[column].handles += 1;
-        let (handle, count) = handle.into_raw();
         st.scratch.grow(count);
         let Some(lane) = Lane::of(info.datatype) else {
             return;
@@ -1554,7 +1562,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         let mut last = last;
         let prev = match decode {
             _ if lanes => {
-                let w = match ffi::pvar_read(&handle, &mut word) {
+                let w = match handle.read(&mut word) {
                     Ok(()) => unsigned(word, shift),
                     Err(_) => 0,
                 };
@@ -1564,12 +1572,10 @@ impl<'s, L: Level> Profiler<'s, L> {
                 w
             }
             _ if kind != Kind::Delta => 0,
-            Decode::Unsigned | Decode::Word if count == 1 => {
-                match ffi::pvar_read(&handle, &mut word) {
-                    Ok(()) => unsigned(word, shift),
-                    Err(_) => 0,
-                }
-            }
+            Decode::Unsigned | Decode::Word if count == 1 => match handle.read(&mut word) {
+                Ok(()) => unsigned(word, shift),
+                Err(_) => 0,
+            },
             _ => last.to_bits(),
         };
         let at = st.layout.get(column).map_or(u32::MAX, |l| l.1);
@@ -1595,7 +1601,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             };
         }
         let slot = Slot {
-            object: (obj.bind() != Bind::NoObject).then(|| obj.identity()),
+            object: (obj.bind() != Bind::NoObject).then(|| raw::object_identity(&obj)),
             label: label.into(),
             first,
         };
@@ -1674,8 +1680,8 @@ impl<'s, L: Level> Profiler<'s, L> {
         };
         // Probes leave: the samples waiting for them first.
         st.settle();
-        let id = obj.identity();
-        st.objects.retain(|(o, _)| o.identity() != id);
+        let id = raw::object_identity(&obj);
+        st.objects.retain(|(o, _)| raw::object_identity(o) != id);
         let bound_to = |s: &Slot| s.object == Some(id);
         if !st.word_slots.iter().chain(&st.slots).any(bound_to) {
             return;
@@ -2443,7 +2449,7 @@ impl<'s, L: Level> Profiler<'s, L> {
 
     fn register_events(&mut self) -> Result<()> {
         use mpit_core::CbSafety;
-        let mpit = self.session.mpit();
+        let mpit = raw::token(self.session);
         let types = match mpit.events() {
             Ok(l) => l.entries,
             Err(Error::NotSupported(_)) => {
@@ -2471,7 +2477,7 @@ impl<'s, L: Level> Profiler<'s, L> {
                 ));
                 continue;
             }
-            let mut b = mpit.event_registration(info.index, &crate::object::NoObject);
+            let mut b = mpit.event_registration(info.index, &NoObject);
             for level in [
                 CbSafety::AsyncSignalSafe,
                 CbSafety::MpiRestricted,
@@ -2673,7 +2679,7 @@ impl<'s, L: Level> State<'s, L> {
     }
 
     /// A handle leaves: its per-element totals are kept, failures noted, the handle freed.
-    fn retire<H: Held<'s, L>>(&mut self, probe: Probe<H>, slot: Slot) {
+    fn retire<H: Held>(&mut self, probe: Probe<H>, slot: Slot) {
         let column = probe.column as usize;
         let Some(col) = self.columns.get(column) else {
             return;
@@ -2695,7 +2701,7 @@ impl<'s, L: Level> State<'s, L> {
         if count > 1 {
             let mut values = Vec::with_capacity(count);
             if read_sum(
-                probe.handle.raw(),
+                &probe.handle,
                 probe.lane,
                 count,
                 &mut self.scratch,
@@ -3320,7 +3326,7 @@ fn read_multi_deferred<L: Level>(
         let (Some(fresh), Some(ok)) = (seen.fresh.get_mut(k), seen.fresh_ok.get_mut(k)) else {
             continue;
         };
-        *ok = ffi::pvar_read(handle, fresh).is_ok();
+        *ok = handle.read(fresh).is_ok();
         if !*ok {
             read_failed(p);
         }
@@ -3418,9 +3424,9 @@ enum Small {
 /// The sum of the elements of lane `lane` (at most [`SMALL_BYTES`] bytes) of a handle, read
 /// into the stack: what [`read_sum`] gives, without the scratch buffers or a call.
 #[inline(always)]
-fn small_read<const B: usize, L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) -> Small {
+fn small_read<const B: usize, L: Level>(h: &PvarHandle<'_, L>, lane: Lane) -> Small {
     let mut buf = [0u8; B];
-    if ffi::pvar_read(h, &mut buf).is_err() {
+    if h.read(&mut buf).is_err() {
         return Small::Failed;
     }
     Small::Sum(lane_sum(&buf, lane))
@@ -3430,8 +3436,8 @@ fn small_read<const B: usize, L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane) ->
 /// the bytes are those of the read before (most reads: compared whole, without a branch per
 /// word), else the sum, the bytes kept.
 #[inline(always)]
-fn seen_read<L: Level>(h: &RawPvarHandle<'_, L>, lane: Lane, seen: &mut SeenBytes) -> Small {
-    if ffi::pvar_read(h, &mut seen.fresh[0]).is_err() {
+fn seen_read<L: Level>(h: &PvarHandle<'_, L>, lane: Lane, seen: &mut SeenBytes) -> Small {
+    if h.read(&mut seen.fresh[0]).is_err() {
         return Small::Failed;
     }
     seen_compare(seen, 0, lane)
