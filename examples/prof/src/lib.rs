@@ -13,6 +13,16 @@
 //! (`include/mpit_prof.h`; Fortran `bind(C)`, Python `ctypes`).
 //!
 //! Settings come from the `MPIT_PROF_*` environment variables (`config.rs`).
+//!
+//! The profiles themselves: one rank's ([`model::RankProfile`], what each rank sends to rank
+//! 0), their reduction across ranks ([`reduce::reduce()`] into a [`reduce::Profile`]) and the
+//! files rank 0 writes from it ([`write::write_all`]).
+
+pub mod model;
+pub mod reduce;
+pub mod write;
+
+mod serde_util;
 
 #[cfg(mpit_abi)]
 mod abi;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use mpit_examples::prof::model::{Kind, MetricData, RankProfile};
+use mpit_prof::model::{Kind, MetricData, RankProfile};
 
 const LAUNCHER: &str = env!("CARGO_BIN_EXE_mpit-prof");
 const RANKS: usize = 4;

@@ -7,7 +7,7 @@
 //! - the program's output is the same (stdout and the files it writes) modulo measurements:
 //!   numbers with a decimal point are masked, whitespace runs collapsed, and the few lines that
 //!   report a measured count or the clock are left out (named per program below);
-//! - the profile (`ranks.json`, read back with `mpit_examples::prof::read`) has 2 ranks and the
+//! - the profile (`ranks.json`, read back with `mpit_prof::write::read`) has 2 ranks and the
 //!   program's MPI functions on both, with the counts a PMPI counting wrapper measured for the
 //!   same inputs (NetPIPE, mpi4py) or plausible ones (hpcc: collectives equal on both ranks,
 //!   every message sent received).
@@ -25,8 +25,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use mpit_examples::prof::model::Kind;
-use mpit_examples::prof::{self, Profile};
+use mpit_prof::model::Kind;
+use mpit_prof::reduce::Profile;
+use mpit_prof::write;
 use regex::Regex;
 
 const PROF: &str = env!("CARGO_BIN_EXE_mpit-prof");
@@ -129,7 +130,7 @@ impl Run {
     }
 
     fn profile(&self) -> Profile {
-        prof::read(&self.dir.join("profile")).expect("the profiler's output")
+        write::read(&self.dir.join("profile")).expect("the profiler's output")
     }
 }
 

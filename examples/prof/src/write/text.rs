@@ -1,11 +1,13 @@
 //! `profile.txt` ([`render`]) and the comparison of two runs ([`diff`]): pure functions of
 //! [`Profile`]s.
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::model::{Kind, MetricKind};
-use super::reduce::{Profile, Reduced, Stat};
+use crate::model::{Kind, MetricKind};
+use crate::reduce::{Profile, Reduced, Stat};
 
 /// How many pvar deltas the ranked table shows per node.
 const TOP_DELTAS: usize = 3;
