@@ -253,7 +253,7 @@ fn wrappers(
     let _ = writeln!(
         code,
         "/// The wrapped MPI functions; a call is reported to the engine by its index here \
-         (`profile::Config::functions`).\npub(crate) const FUNCTIONS: [&str; {}] = [{}];\n",
+         (`crate::Config::functions`).\npub(crate) const FUNCTIONS: [&str; {}] = [{}];\n",
         wrapped.len(),
         wrapped
             .iter()

@@ -105,7 +105,6 @@ mod ffi;
 mod info_object;
 mod init;
 mod object;
-pub mod profile;
 mod query;
 pub mod quirks;
 pub mod raw;

@@ -17,13 +17,13 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 #[cfg(mpit_abi)]
 use crate::abi as mpi_sys;
 use mpi_sys::{MPI_Comm, PMPI_Finalize, PMPI_Init, PMPI_Init_thread};
-use mpit_safe::profile::{Config, Profiler};
 use mpit_safe::{Mpit, Session};
 
 use crate::config::{self, Settings};
 use crate::glue::{self, Engine, SUCCESS};
 use crate::model::RankProfile;
 use crate::wrappers::FUNCTIONS;
+use crate::{Config, Profiler};
 
 /// `MPI_Get_library_version` of the library the wrappers were generated for.
 const BUILT_VERSION: &str = include_str!(concat!(env!("OUT_DIR"), "/library_version.txt"));

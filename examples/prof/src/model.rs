@@ -12,10 +12,10 @@
 #![forbid(unsafe_code)]
 
 use mpit_safe::DerivedMetric;
-use mpit_safe::profile::{self, Metric, NodeKind, Report};
 use serde::{Deserialize, Serialize};
 
 use crate::serde_util::{any_float, by_name, float_vec, opt_float};
+use crate::{Metric, Mode, NodeKind, Report};
 
 /// What one rank measured, and who it is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,7 +35,7 @@ pub struct RankProfile {
     pub root: String,
     /// The sampling mode: `"region"` or `"call"`.
     #[serde(with = "by_name")]
-    pub mode: profile::Mode,
+    pub mode: Mode,
     /// The clock: `"tsc"` or `"monotonic"`.
     pub clock: String,
     /// From the profiler's start to its finish, in nanoseconds.
@@ -407,7 +407,7 @@ mod tests {
             hostname: "h".into(),
             program: vec!["./a".into(), "x".into()],
             root: "main".into(),
-            mode: profile::Mode::Call,
+            mode: Mode::Call,
             clock: "tsc".into(),
             duration_ns: 42,
             columns: vec![],

@@ -23,8 +23,7 @@
 
 use std::collections::HashMap;
 
-use mpit_safe::profile::Mode;
-
+use crate::Mode;
 use crate::model::{ColumnMeta, Kind, MetricData, MetricKind, RankProfile};
 
 /// The object label of per-peer variables bound to `MPI_COMM_WORLD`.

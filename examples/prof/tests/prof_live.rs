@@ -1,7 +1,7 @@
-//! `mpit-prof`'s model, reduction and writers on a real job: 4 ranks of this test binary run the known pattern
-//! (rank i sends i+1 messages of 1000·(i+1) bytes to rank (i+1) mod 4) under the profiling
-//! engine, each turns its report into a `RankProfile` (`from_report`), rank 0 gathers them,
-//! reduces and writes every output; the test then reads the directory back.
+//! `mpit-prof`'s model, reduction and writers on a real job: 4 ranks of this test binary run
+//! the known pattern (rank i sends i+1 messages of 1000·(i+1) bytes to rank (i+1) mod 4) under
+//! the profiling engine, each turns its report into a `RankProfile` (`from_report`), rank 0
+//! gathers them, reduces and writes every output; the test then reads the directory back.
 //!
 //! It checks what holds on every MPI (the call tree and its exact call counts, the statistics
 //! over the ranks, the outputs' presence and `report`'s text) and, where the MPI has per-peer
@@ -20,9 +20,9 @@ use mpi::traits::*;
 use mpit_prof::model::{Kind, RankProfile};
 use mpit_prof::reduce::reduce;
 use mpit_prof::write;
+use mpit_prof::{Config, Mode, Profiler};
 #[cfg(mpit_abi)]
 use mpit_safe::mpi;
-use mpit_safe::profile::{Config, Mode, Profiler};
 use mpit_safe::{MpiObject, Mpit};
 
 const CHILD: &str = "MPIT_PROF_LIVE_DIR";

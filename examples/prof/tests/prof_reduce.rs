@@ -1,11 +1,11 @@
 //! `mpit_prof::reduce`: the cross-rank reduction of `mpit-prof`, on handmade rank
 //! profiles (no MPI), with property tests of its rules.
 
+use mpit_prof::Mode;
 use mpit_prof::model::{
     ColumnMeta, ElementData, Kind, MetricData, MetricKind, NodeData, RankProfile, SkippedData,
 };
 use mpit_prof::reduce::{NodeValues, Profile, Reduced, Stat, WORLD, reduce};
-use mpit_safe::profile::Mode;
 use proptest::prelude::*;
 
 fn column(index: usize, name: &str, class: &str, metric: MetricKind) -> ColumnMeta {

@@ -34,15 +34,26 @@ const PROF: &str = env!("CARGO_BIN_EXE_mpit-prof");
 /// Debian's Python, the one `python3-mpi4py` installs into.
 const PYTHON: &str = "/usr/bin/python3";
 
-/// The preload library the launcher puts in front of the program, built first: `cargo test`
-/// builds the launcher for integration tests but not the package's `cdylib`, which would
-/// otherwise be missing or stale.
+/// The preload library the launcher puts in front of the program, built first beside the
+/// launcher: `cargo test` leaves the package's `cdylib` in `deps/`, and the copy beside the
+/// launcher would otherwise be missing or stale.
 fn preload_library() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
         let lib = Path::new(PROF).with_file_name("libmpit_prof.so");
         let mut cargo = Command::new(option_env!("CARGO").unwrap_or("cargo"));
-        cargo.args(["build", "-q", "-p", "mpit-prof", "--lib"]);
+        // With this test among the targets: the library is built with the tests' features
+        // (the dev-dependencies'), as `cargo test` built it, so it is not rebuilt over the
+        // rlib the run's doctests link.
+        cargo.args([
+            "build",
+            "-q",
+            "-p",
+            "mpit-prof",
+            "--lib",
+            "--test",
+            "real_programs",
+        ]);
         if lib.parent().and_then(Path::file_name) == Some("release".as_ref()) {
             cargo.arg("--release");
         }
