@@ -60,7 +60,7 @@ venv_install() {
   fi
 }
 
-# hatchet_install: the venv $HATCHET_VENV with Hatchet (examples/tests/prof_hatchet.rs runs its
+# hatchet_install: the venv $HATCHET_VENV with Hatchet (examples/prof/tests/prof_hatchet.rs runs its
 # python; the test fails without it under CI=true).
 hatchet_install() {
   venv_install "$HATCHET_VENV" "${HATCHET_WHEELS[@]}"
@@ -129,7 +129,7 @@ setup() {
     log "fetching the ob1 headers of Debian's Open MPI 4.1.4 source (mqd-types)"
     python3 "$ROOT/scripts/ob1-headers.py" "$MPI_DIR/debian-src"
   fi
-  # Hatchet, for examples/tests/prof_hatchet.rs (mpit-prof's profile.json).
+  # Hatchet, for examples/prof/tests/prof_hatchet.rs (mpit-prof's profile.json).
   hatchet_install
   local impl
   for impl in "${impls[@]}"; do
