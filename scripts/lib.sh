@@ -60,7 +60,7 @@ venv_install() {
   fi
 }
 
-# hatchet_install: the venv $HATCHET_VENV with Hatchet (examples/tests/prof_hatchet.rs runs its
+# hatchet_install: the venv $HATCHET_VENV with Hatchet (examples/prof/tests/prof_hatchet.rs runs its
 # python; the test fails without it under CI=true).
 hatchet_install() {
   venv_install "$HATCHET_VENV" "${HATCHET_WHEELS[@]}"
@@ -129,8 +129,9 @@ setup() {
     log "fetching the ob1 headers of Debian's Open MPI 4.1.4 source (mqd-types)"
     python3 "$ROOT/scripts/ob1-headers.py" "$MPI_DIR/debian-src"
   fi
-  # Hatchet, for mpit-prof's test of profile.json. SETUP_MINIMAL=1 (the demo, the quick tier)
-  # leaves it and the real programs out: only what building and running the tools needs.
+  # Hatchet, for mpit-prof's test of profile.json (examples/prof/tests/prof_hatchet.rs).
+  # SETUP_MINIMAL=1 (the demo, the quick tier) leaves it and the real programs out: only what
+  # building and running the tools needs.
   [ -n "${SETUP_MINIMAL:-}" ] || hatchet_install
   local impl
   for impl in "${impls[@]}"; do

@@ -10,7 +10,7 @@
 //!    symbol table, except the functions listed in [`EXCLUDED`] and the classes of functions
 //!    described at [`reason_to_skip`]. Each wrapper calls `PMPI_X` with its arguments unchanged
 //!    and reports the call to the engine; constructors and destructors of the objects that
-//!    performance variables can be bound to also report the object (spec 003 §0.2).
+//!    performance variables can be bound to also report the object (Caliper §0.2).
 //! 4. Records facts of the library for the runtime checks: its `MPI_Get_library_version`
 //!    string (from a C program run at build time), its SONAME and path.
 //!
@@ -91,8 +91,8 @@ const EXCLUDED: [(&str, &str); 12] = [
 ///
 /// Not hooked: `MPI_Info` (its destructor `MPI_Info_free` is in [`EXCLUDED`], so handles
 /// could outlive the object; no implementation here binds variables to info objects),
-/// datatypes (not in spec 003's list; none binds variables to them), requests and messages
-/// (one per operation: a handle allocation per message would be the hot path; spec 003 leaves
+/// datatypes (not in Caliper's list, §0.2; none binds variables to them), requests and messages
+/// (one per operation: a handle allocation per message would be the hot path; Caliper §0.2 leaves
 /// them open too).
 const KINDS: [(&str, &str); 6] = [
     ("MPI_Comm", "comm"),
@@ -142,6 +142,18 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/elf.rs");
     println!("cargo::rustc-check-cfg=cfg(mpit_prof_fortran)");
+    // The tests' `cfg(mpit_events)`: the installed header has the MPI-4 event API, as mpit-sys
+    // found it (`tests/profile_events.rs`).
+    println!("cargo::rustc-check-cfg=cfg(mpit_events)");
+    println!("cargo::rerun-if-env-changed=DEP_MPIT_SHIM_EVENTS");
+    if env::var("DEP_MPIT_SHIM_EVENTS").as_deref() == Ok("true") {
+        println!("cargo::rustc-cfg=mpit_events");
+    }
+    // The launcher exports nothing of the libraries linked into it: it links this package's
+    // rlib, whose preload wrappers define `MPI_*` as libmpi does, and a linker then exports
+    // them from the executable, keeps them and needs libmpi to start the launcher; hidden,
+    // they go with the rest of the unused code.
+    println!("cargo:rustc-link-arg-bins=-Wl,--exclude-libs,ALL");
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     embed::preload(&out);
     if env::var_os("CARGO_CFG_MPIT_ABI").is_some() {
@@ -245,7 +257,7 @@ fn wrappers(
     let _ = writeln!(
         code,
         "/// The wrapped MPI functions; a call is reported to the engine by its index here \
-         (`profile::Config::functions`).\npub(crate) const FUNCTIONS: [&str; {}] = [{}];\n",
+         (`crate::Config::functions`).\npub(crate) const FUNCTIONS: [&str; {}] = [{}];\n",
         wrapped.len(),
         wrapped
             .iter()

@@ -8,7 +8,6 @@
 //! | [`list`] | `mpit-list` | [`list::model::Listing`]: every cvar, pvar, category, event type, source and hole read from MPI_T, before filtering | [`list::text`], [`list::json`], through [`list::filter`] and [`list::tree`]; [`list::diff`] compares two `--json` documents |
 //! | [`mqd`] | `mqd-dump` | [`mqd::model::Dump`]: each process's communicators and queues (its `--json` document) | [`mqd::text`] |
 //! | [`mpir`] | `mpir-attach` | [`mpir::model::Job`]: the process table, symbols, capabilities and launch record (its `--json` document) | [`mpir::text`] |
-//! | [`prof`] | `mpit-prof` (its launcher and preload library are the crate `examples/prof`) | [`prof::model::RankProfile`]: one rank's profile; [`prof::Profile`]: their reduction across ranks | [`prof::text`], [`prof::caliper`], [`prof::matrix`], [`prof::write_all`] |
 //! | [`counts`] | `mpit-counts` | [`counts::Report`]: the counts before and after `MPI_Init` (its `--json` document) | [`counts::Report::table`], [`counts::Report::kv`], [`counts::Report::json`] |
 //!
 //! `mpir-starter` keeps its logic in its binary: code calling `mpir_types::starter` links the
@@ -28,6 +27,5 @@ pub mod counts;
 pub mod list;
 pub mod mpir;
 pub mod mqd;
-pub mod prof;
 
 mod serde_util;

@@ -110,42 +110,6 @@ pub(crate) mod double_option {
     }
 }
 
-/// An optional float that may be NaN or infinite: `null` for `None`, otherwise as
-/// [`any_float`] writes it.
-pub(crate) mod opt_float {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    #[derive(Serialize, Deserialize)]
-    struct Wrap(#[serde(with = "super::any_float")] f64);
-
-    pub(crate) fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-        v.map(Wrap).serialize(s)
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-        Ok(Option::<Wrap>::deserialize(d)?.map(|w| w.0))
-    }
-}
-
-/// A list of floats that may be NaN or infinite, each as [`any_float`] writes it.
-pub(crate) mod float_vec {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    #[derive(Serialize, Deserialize)]
-    struct Wrap(#[serde(with = "super::any_float")] f64);
-
-    pub(crate) fn serialize<S: Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(v.iter().map(|&x| Wrap(x)))
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
-        Ok(Vec::<Wrap>::deserialize(d)?
-            .into_iter()
-            .map(|w| w.0)
-            .collect())
-    }
-}
-
 /// `v` as one pretty-printed JSON document with a final newline (a tool's `--json` output); if
 /// it cannot be serialised, a document saying why.
 pub(crate) fn pretty_json<T: serde::Serialize + ?Sized>(v: &T) -> String {

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use mpit_tools::{list, mpir, mqd, prof};
+use mpit_tools::{list, mpir, mqd};
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -316,75 +316,4 @@ fn mpir_trace_abort_string_is_the_abort_events() {
     let last = mpir::model::Job::last_abort_string(events);
     assert!(last.is_some());
     assert_eq!(job.abort_string, Some(last));
-}
-
-/// `mpit-prof`: each recorded job (`prof/*.ranks.json`, every rank's profile as
-/// `tests/prof_live.rs` writes it) comes back byte for byte as the `ranks.json` output, and its
-/// reduction renders the golden `profile.txt`, `profile.json`, `comm-matrix.json` and heat map;
-/// two runs of the same job give the golden diff; a synthetic 32-rank ring gives the heat map
-/// of a matrix too large for its values to be written in the cells.
-#[test]
-fn mpit_prof_renders_the_recorded_profiles() {
-    let mut golden = Golden::new();
-    let job = |name: &str| -> prof::Profile {
-        let ranks: Vec<prof::model::RankProfile> = round_trip(
-            &format!("prof/{name}.ranks.json"),
-            |r: &Vec<prof::model::RankProfile>| serde_json::to_string_pretty(r).unwrap(),
-        );
-        prof::reduce(&ranks)
-    };
-    for name in ["openmpi5", "mpich", "mpich-ev"] {
-        let p = job(name);
-        let files = prof::outputs(&p).unwrap();
-        let file = |f: &str| {
-            files
-                .iter()
-                .find(|(n, _)| n == f)
-                .map(|(_, c)| c.as_str())
-                .unwrap_or_else(|| panic!("{name}: no {f}"))
-        };
-        assert_eq!(
-            file(prof::RANKS_FILE),
-            read(&golden_dir().join(format!("prof/{name}.ranks.json"))),
-            "{name}: ranks.json is the recorded input"
-        );
-        golden.check(&format!("prof/{name}.profile.txt"), file("profile.txt"));
-        golden.check(&format!("prof/{name}.profile.json"), file("profile.json"));
-        if !p.matrices.is_empty() {
-            golden.check(
-                &format!("prof/{name}.comm-matrix.json"),
-                file("comm-matrix.json"),
-            );
-            let svg = "comm-matrix-pml_monitoring_messages_size.svg";
-            golden.check(&format!("prof/{name}.{svg}"), file(svg));
-        }
-    }
-    golden.check(
-        "prof/openmpi5.diff.txt",
-        &prof::text::diff(
-            &job("openmpi5"),
-            &job("openmpi5-again"),
-            ("openmpi5", "openmpi5-again"),
-        ),
-    );
-    let n = 32;
-    let ring = prof::reduce::CommMatrix {
-        column: 0,
-        name: "ring".into(),
-        rows: (0..n)
-            .map(|r| {
-                (0..n)
-                    .map(|p| {
-                        if p == (r + 1) % n {
-                            (r + 1) as f64
-                        } else {
-                            0.0
-                        }
-                    })
-                    .collect()
-            })
-            .collect(),
-    };
-    golden.check("prof/ring32.svg", &prof::matrix::svg(&ring));
-    golden.finish();
 }

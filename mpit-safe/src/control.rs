@@ -6,11 +6,11 @@ use std::marker::PhantomData;
 
 use mpit_core::{CvarInfo, Datatype, Error, MpiString, Result, Scalar, Value};
 
+use crate::constant;
 use crate::ffi::{self, RawCvarHandle};
 use crate::init::{Mpit, level::Level};
 use crate::object::{MpiObject, NoObject};
 use crate::query::index_arg;
-use crate::raw;
 
 /// Ties a handle to its init token and element type without owning either.
 type Borrow<'a, L, T> = PhantomData<(&'a Mpit<L>, fn() -> T)>;
@@ -221,7 +221,7 @@ impl<T, L: Level> CvarHandle<'_, T, L> {
 
     #[inline(always)]
     fn expect_count(&self, got: usize) -> Result<()> {
-        raw::expect_count(self.count, got)
+        constant::expect_count(self.count, got)
     }
 }
 
@@ -303,7 +303,7 @@ impl<L: Level> CvarHandle<'_, Value, L> {
     /// MPI-4.1 §16.3.6, `MPI_T_cvar_read`.
     #[doc(alias = "MPI_T_cvar_read")]
     pub fn read_values(&self) -> Result<Vec<Value>> {
-        raw::read_values(self.info.datatype, self.count, |buf| self.read_raw(buf))
+        constant::read_values(self.info.datatype, self.count, |buf| self.read_raw(buf))
     }
 
     /// Reads an `MPI_CHAR` variable as one string (its count includes the NUL), as

@@ -9,11 +9,11 @@
 use mpit_core::{Bind, Error, EventTypeInfo, Result, SourceInfo, SourceOrder, Verbosity};
 use mpit_sys as sys;
 
+use crate::constant::RawConstant;
 use crate::ffi::{self, Event, Index, Source};
 use crate::info_object::Info;
 use crate::init::{Mpit, level::Level};
 use crate::query::{Listing, Scratch, index_arg};
-use crate::raw::RawConstant;
 
 fn count_u64(v: sys::MPI_Count, what: &'static str) -> Result<u64> {
     u64::try_from(v).map_err(|_| Error::unknown_constant(what, v))

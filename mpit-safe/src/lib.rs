@@ -123,6 +123,7 @@ pub use mpit_core::{
 pub use mpit_core::{Family, Implementation, Quirk, Vendor, Version, VersionRange};
 pub use mpit_sys as sys;
 
+mod constant;
 mod control;
 mod event_query;
 mod features;
@@ -132,10 +133,9 @@ mod ffi;
 mod info_object;
 mod init;
 mod object;
-pub mod profile;
 mod query;
 pub mod quirks;
-mod raw;
+pub mod raw;
 mod registration;
 mod session;
 

@@ -1,269 +1,190 @@
-//! Raw values of the installed MPI to mpit-core's types ([`RawConstant`]), and return codes to
-//! [`Error`].
+//! Below the safe API, for tools that keep their own handles and buffers (a profiler's sampling
+//! loop): performance variable handles without their information, read into the caller's
+//! buffers ([`PvarHandle`], and [`WordPvarHandle`] for a variable of one word), the token and
+//! object identity a tool needs beside them, and the CPU's time stamp counter ([`tsc`]).
 //!
-//! The numbering is the implementation's (MPICH's `MPI_T_VERBOSITY_USER_BASIC` is 221, Open
-//! MPI's 0); the constants come from `mpit-sys`, read out of the installed `mpi.h`.
+//! Every item is a thin wrapper of the fence's entries (`ffi.rs`): the checks that make a call
+//! sound are made there, once, as for the safe API; what this module leaves out is what the safe
+//! handles add on top (the variable's information, the count checked at each read, a handle that
+//! borrows its object).
+//!
+//! ```
+//! use mpit_safe::raw::{self, PvarHandle};
+//! use mpit_safe::{Bind, Mpit, RawObject};
+//! # #[cfg(mpit_abi)] use mpit_safe::mpi;
+//! let universe = mpi::initialize().unwrap();
+//! let mpit = Mpit::init()?;
+//! let session = mpit.session()?;
+//! for v in mpit.pvars()?.entries.iter().filter(|v| v.bind == Bind::NoObject) {
+//!     let Ok((h, count)) = PvarHandle::alloc(&session, v.index, RawObject::NO_OBJECT) else {
+//!         continue; // a variable the MPI cannot serve
+//!     };
+//!     if !v.continuous {
+//!         h.start()?;
+//!     }
+//!     // A buffer of the caller's, of the variable's size; a wrong type or size is an error.
+//!     let mut buf = vec![0u8; h.bytes()];
+//!     h.read(&mut buf)?;
+//!     println!("{}: {count} element(s), {} bytes", v.name, buf.len());
+//! }
+//! assert!(raw::token(&session).pvar_count()? >= mpit.pvars()?.entries.len());
+//! # Ok::<(), mpit_safe::Error>(())
+//! ```
 
 #![forbid(unsafe_code)]
 
-use std::ffi::c_int;
+use mpit_core::{Bind, Result, Scalar};
 
-use mpit_core::{
-    Bind, CConstant, CbSafety, Datatype, Error, ErrorClass, PvarClass, Result, Scope, SourceOrder,
-    ThreadLevel, Value, Verbosity,
-};
-use mpit_sys as sys;
+use crate::ffi;
+use crate::init::Mpit;
+use crate::init::level::{Level, Single};
+use crate::object::RawObject;
+use crate::session::Session;
 
-/// A family of MPI_T constants whose values the installed MPI chooses, converted by position
-/// through the family's table (`mpit_core::constants`) and the installed values `mpit-sys`
-/// generated from `mpi.h` for exactly those rows (`mpit_sys::tables`).
+/// The installed MPI's values of the constant families (also at the crate root).
+pub use crate::constant::RawConstant;
+
+// The fence's conversions of return codes and lengths, under the path it names them by.
+pub(crate) use crate::constant::{c_len, check, non_negative};
+
+/// A performance variable handle without its information: allocated for an index and a raw
+/// object, read into the caller's buffers, freed on drop (`MPI_T_pvar_handle_free`). It borrows
+/// its session, not its object: a [`RawObject`] is made under the contract that the object
+/// outlives every handle allocated with it.
 ///
-/// ```
-/// use mpit_safe::{Bind, RawConstant, sys};
-/// assert_eq!(Bind::from_raw(sys::MPI_T_BIND_MPI_COMM)?, Bind::Comm);
-/// assert_eq!(Bind::Comm.to_raw(), Some(sys::MPI_T_BIND_MPI_COMM));
-/// assert!(Bind::from_raw(-12345).is_err());
-/// # Ok::<(), mpit_safe::Error>(())
-/// ```
-pub trait RawConstant: CConstant {
-    /// The representation of a value in C (`int`, or `MPI_Datatype`).
-    type Raw: Copy + PartialEq;
+/// MPI-4.1 §16.3.7, `MPI_T_pvar_handle`.
+#[doc(alias = "MPI_T_pvar_handle")]
+pub struct PvarHandle<'s, L: Level = Single>(ffi::RawPvarHandle<'s, L>);
 
-    /// The installed value, `None` where the header does not declare it.
-    fn to_raw(self) -> Option<Self::Raw>;
-
-    /// The value a raw constant stands for in the installed MPI
-    /// ([`Error::UnknownConstant`] for none).
-    fn from_raw(raw: Self::Raw) -> Result<Self>;
+impl<L: Level> std::fmt::Debug for PvarHandle<'_, L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PvarHandle")
+            .field("bytes", &self.bytes())
+            .finish_non_exhaustive()
+    }
 }
 
-/// Width of a [`Reverse`] map: the installed values of one family lie within this many of
-/// each other in every implementation seen (MPICH numbers verbosities 221..229, Open MPI 0..8).
-const REVERSE_SPAN: usize = 64;
-
-/// A family's table read backwards, built at compile time: `map[raw - min]` is the row of
-/// `raw` plus one (0: no row), so that decoding a raw value is one subtraction, one compare
-/// and one load, as the C `switch` a tool would write. `dense` is false where the values span
-/// more than [`REVERSE_SPAN`], and the table is then searched.
-struct Reverse {
-    min: c_int,
-    map: [u8; REVERSE_SPAN],
-    dense: bool,
-}
-
-impl Reverse {
-    const fn of(table: &[Option<c_int>]) -> Reverse {
-        let (mut min, mut max, mut i) = (c_int::MAX, c_int::MIN, 0);
-        while i < table.len() {
-            if let Some(v) = table[i] {
-                if v < min {
-                    min = v;
-                }
-                if v > max {
-                    max = v;
-                }
-            }
-            i += 1;
-        }
-        let mut r = Reverse {
-            min,
-            map: [0; REVERSE_SPAN],
-            dense: min <= max && (max as i64 - min as i64) < REVERSE_SPAN as i64,
-        };
-        if r.dense {
-            let mut i = table.len();
-            // Backwards, so that the first row of a value shared by two wins, as in a search.
-            while i > 0 {
-                i -= 1;
-                if let Some(v) = table[i] {
-                    r.map[(v - min) as usize] = i as u8 + 1;
-                }
-            }
-        }
-        r
+impl<'s, L: Level> PvarHandle<'s, L> {
+    /// A handle on performance variable `index` in `session` for `obj` (its kind checked
+    /// against the variable's binding, [`mpit_core::Error::BindMismatch`]; variables known to
+    /// crash their MPI refused as for [`Session::dyn_handle`]), and its count: the number of
+    /// elements for that object.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_handle_alloc`.
+    #[doc(alias = "MPI_T_pvar_handle_alloc")]
+    pub fn alloc(
+        session: &'s Session<'_, L>,
+        index: usize,
+        obj: RawObject,
+    ) -> Result<(PvarHandle<'s, L>, usize)> {
+        let (handle, count) = session.dyn_handle_raw(index, obj)?.into_raw();
+        Ok((PvarHandle(handle), count))
     }
 
-    /// The row of `raw` in `table` (the one this map was built from).
+    /// Bytes a read writes: the count times the size of the variable's datatype.
     #[inline(always)]
-    fn row(&self, table: &[Option<c_int>], raw: c_int) -> Option<usize> {
-        if self.dense {
-            let off = (raw as i64).wrapping_sub(self.min as i64);
-            if (0..REVERSE_SPAN as i64).contains(&off) {
-                return (self.map[off as usize] as usize).checked_sub(1);
-            }
-            None
-        } else {
-            table.iter().position(|&v| v == Some(raw))
-        }
+    pub fn bytes(&self) -> usize {
+        self.0.bytes()
     }
-}
 
-/// Implements [`RawConstant`] for `int` families: one line per family.
-macro_rules! int_families {
-    ($($ty:ty => $table:ident),+ $(,)?) => {$(
-        const _: () = assert!(sys::tables::$table.len() == <$ty as CConstant>::TABLE.len());
-        const _: () = assert!(sys::tables::$table.len() < u8::MAX as usize);
-
-        impl RawConstant for $ty {
-            type Raw = c_int;
-
-            #[inline]
-            fn to_raw(self) -> Option<c_int> {
-                sys::tables::$table[self.position()]
-            }
-
-            #[inline]
-            fn from_raw(raw: c_int) -> Result<Self> {
-                const REVERSE: Reverse = Reverse::of(&sys::tables::$table);
-                match REVERSE.row(&sys::tables::$table, raw) {
-                    Some(i) => Ok(<$ty as CConstant>::ALL[i]),
-                    None => Err(Error::unknown_constant(<$ty as CConstant>::KIND, raw)),
-                }
-            }
-        }
-    )+};
-}
-
-int_families! {
-    Verbosity => VERBOSITY,
-    Bind => BIND,
-    ThreadLevel => THREAD_LEVEL,
-    Scope => SCOPE,
-    PvarClass => PVAR_CLASS,
-    CbSafety => CB_SAFETY,
-    SourceOrder => SOURCE_ORDER,
-    ErrorClass => ERROR_CLASS,
-}
-
-impl RawConstant for Datatype {
-    type Raw = sys::MPI_Datatype;
-
+    /// Starts the variable (an error from MPI for a continuous one).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_start`.
+    #[doc(alias = "MPI_T_pvar_start")]
     #[inline]
-    fn to_raw(self) -> Option<sys::MPI_Datatype> {
-        let (_, handle, declared) = sys::datatypes()[self.position()];
-        declared.then_some(handle)
+    pub fn start(&self) -> Result<()> {
+        ffi::pvar_start(&self.0)
     }
 
-    fn from_raw(handle: sys::MPI_Datatype) -> Result<Self> {
-        sys::datatypes()
-            .into_iter()
-            .position(|(_, h, declared)| declared && h == handle)
-            .map(|i| Datatype::ALL[i])
-            .ok_or_else(|| Error::unknown_constant("datatype handle", -1))
+    /// Stops the variable (an error from MPI for a continuous one).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_stop`.
+    #[doc(alias = "MPI_T_pvar_stop")]
+    #[inline]
+    pub fn stop(&self) -> Result<()> {
+        ffi::pvar_stop(&self.0)
+    }
+
+    /// Reads the variable into `buf`, which must hold at least [`PvarHandle::bytes`] bytes
+    /// (checked: an error otherwise, and no call): MPI writes the elements there in the
+    /// variable's datatype, for the caller to decode (`bool`s only for `MPI_C_BOOL`).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_read`.
+    #[doc(alias = "MPI_T_pvar_read")]
+    #[inline(always)]
+    pub fn read<T: Scalar>(&self, buf: &mut [T]) -> Result<()> {
+        ffi::pvar_read(&self.0, buf)
     }
 }
 
-/// `MPI_SUCCESS` to `Ok`, every MPI_T error class to [`Error::Mpi`] keeping the raw code,
-/// anything else to [`Error::Other`].
+/// A [`PvarHandle`] whose variable takes at most 8 bytes, checked once when it is made: read
+/// into a `u64` with no check per read ([`WordPvarHandle::read_ok`]; a profiler reads dozens
+/// of them at every MPI call).
+#[doc(alias = "MPI_T_pvar_handle")]
+pub struct WordPvarHandle<'s, L: Level = Single>(ffi::WordPvarHandle<'s, L>);
+
+impl<L: Level> std::fmt::Debug for WordPvarHandle<'_, L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WordPvarHandle")
+            .field("bytes", &self.bytes())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s, L: Level> WordPvarHandle<'s, L> {
+    /// `h` as a word handle if its variable takes at most 8 bytes, else `h` back.
+    pub fn new(h: PvarHandle<'s, L>) -> std::result::Result<Self, PvarHandle<'s, L>> {
+        ffi::WordPvarHandle::new(h.0)
+            .map(WordPvarHandle)
+            .map_err(PvarHandle)
+    }
+
+    /// Bytes a read writes (at most 8).
+    #[inline(always)]
+    pub fn bytes(&self) -> usize {
+        self.0.handle().bytes()
+    }
+
+    /// Reads the variable into the first bytes of `word` (the others as they were): whether
+    /// it succeeded, no more (no branch: a loop of reads ANDs them and checks once).
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_read`.
+    #[doc(alias = "MPI_T_pvar_read")]
+    #[inline(always)]
+    pub fn read_ok(&self, word: &mut u64) -> bool {
+        self.0.read_ok(word)
+    }
+
+    /// [`PvarHandle::read`]: into any buffer of at least the variable's bytes, checked.
+    ///
+    /// MPI-4.1 §16.3.7, `MPI_T_pvar_read`.
+    #[doc(alias = "MPI_T_pvar_read")]
+    #[inline(always)]
+    pub fn read<T: Scalar>(&self, buf: &mut [T]) -> Result<()> {
+        ffi::pvar_read(self.0.handle(), buf)
+    }
+}
+
+/// The token `session` was created from (a session borrows it, so it outlives the session):
+/// for a tool handed a session alone, to list what it measures.
+#[inline]
+pub fn token<'m, L: Level>(session: &Session<'m, L>) -> &'m Mpit<L> {
+    session.mpit()
+}
+
+/// An object's kind and its handle's bits: equal for the same live object, so that a tool finds
+/// the handles it allocated for an object again when the object goes (integers in MPICH,
+/// pointers in Open MPI).
+#[inline]
+pub fn object_identity(obj: &RawObject) -> (Bind, u64) {
+    obj.identity()
+}
+
+/// The CPU's time stamp counter (`rdtsc`): a few cycles, no system call. Its rate is constant
+/// only where `/proc/cpuinfo` lists `constant_tsc` and `nonstop_tsc`; a tool calibrates it
+/// against a clock.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn check(code: c_int) -> Result<()> {
-    if code == sys::MPI_SUCCESS {
-        Ok(())
-    } else {
-        Err(error(code))
-    }
-}
-
-/// The [`Error`] for a non-success return code: out of line, so that [`check`] stays a compare
-/// and a branch wherever it is inlined.
-#[cold]
-#[inline(never)]
-pub(crate) fn error(code: c_int) -> Error {
-    #[cfg(not(mpit_events))]
-    if code == crate::ffi::no_event_api::NO_EVENT_API {
-        return Error::NotSupported(mpit_core::error::Feature::Events);
-    }
-    match ErrorClass::from_raw(code) {
-        Ok(class) => Error::from_class(class, code),
-        Err(_) => Error::Other { code },
-    }
-}
-
-/// A Rust length as the C `int` MPI_T takes.
-pub(crate) fn c_len(len: usize) -> Result<c_int> {
-    c_int::try_from(len).map_err(|_| Error::LengthOverflow)
-}
-
-/// A C count or index that must not be negative.
-pub(crate) fn non_negative(v: c_int) -> Result<usize> {
-    usize::try_from(v).map_err(|_| Error::LengthOverflow)
-}
-
-/// `CountMismatch` unless a buffer of `got` elements fits a variable of `expected` elements.
-#[inline(always)]
-pub(crate) fn expect_count(expected: usize, got: usize) -> Result<()> {
-    if got == expected {
-        Ok(())
-    } else {
-        Err(Error::count_mismatch(expected, got))
-    }
-}
-
-/// Reads `count` elements of `dt` through `read` (handed an 8-byte aligned buffer of at least
-/// their bytes) and decodes them as [`Value`]s.
-pub(crate) fn read_values(
-    dt: Datatype,
-    count: usize,
-    read: impl FnOnce(&mut [u64]) -> Result<()>,
-) -> Result<Vec<Value>> {
-    let len = dt.size() * count;
-    let mut words = vec![0u64; len.div_ceil(8)];
-    read(&mut words)?;
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    Value::decode_all(dt, &bytes[..len])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `from_raw` through the reverse map gives what a search of the table gives (the first
-    /// row holding the value), for every value within 100 of the table's, and refuses others.
-    fn agrees<T>(table: &[Option<c_int>])
-    where
-        T: RawConstant<Raw = c_int> + CConstant + PartialEq + std::fmt::Debug,
-    {
-        let values: Vec<c_int> = table.iter().flatten().copied().collect();
-        let (Some(&lo), Some(&hi)) = (values.iter().min(), values.iter().max()) else {
-            return;
-        };
-        for raw in lo.saturating_sub(100)..=hi.saturating_add(100) {
-            let searched = table
-                .iter()
-                .position(|&v| v == Some(raw))
-                .map(|i| T::ALL[i]);
-            assert_eq!(T::from_raw(raw).ok(), searched, "{} {raw}", T::KIND);
-        }
-        for raw in [c_int::MIN, c_int::MAX, -1] {
-            let searched = table
-                .iter()
-                .position(|&v| v == Some(raw))
-                .map(|i| T::ALL[i]);
-            assert_eq!(T::from_raw(raw).ok(), searched);
-        }
-    }
-
-    #[test]
-    fn reverse_maps_agree_with_the_tables() {
-        agrees::<Verbosity>(&sys::tables::VERBOSITY);
-        agrees::<Bind>(&sys::tables::BIND);
-        agrees::<ThreadLevel>(&sys::tables::THREAD_LEVEL);
-        agrees::<Scope>(&sys::tables::SCOPE);
-        agrees::<PvarClass>(&sys::tables::PVAR_CLASS);
-        agrees::<CbSafety>(&sys::tables::CB_SAFETY);
-        agrees::<SourceOrder>(&sys::tables::SOURCE_ORDER);
-        agrees::<ErrorClass>(&sys::tables::ERROR_CLASS);
-    }
-
-    #[test]
-    fn a_sparse_table_is_searched() {
-        let r = Reverse::of(&[Some(0), Some(1000), None]);
-        assert!(!r.dense);
-        assert_eq!(r.row(&[Some(0), Some(1000), None], 1000), Some(1));
-        let r = Reverse::of(&[Some(7), None, Some(5), Some(7)]);
-        assert!(r.dense);
-        assert_eq!(r.row(&[Some(7), None, Some(5), Some(7)], 7), Some(0));
-        assert_eq!(r.row(&[Some(7), None, Some(5), Some(7)], 6), None);
-        assert!(!Reverse::of(&[None, None]).dense);
-    }
+pub fn tsc() -> u64 {
+    ffi::tsc()
 }

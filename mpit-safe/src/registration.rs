@@ -35,6 +35,7 @@ use mpit_core::{
     CbSafety, Error, ErrorClass, EventElement, EventTypeInfo, Quirk, Result, Scalar, Value,
 };
 // The header's event API, or its stand-ins where it has none.
+use crate::constant::RawConstant;
 use crate::ffi::esys as sys;
 use crate::ffi::{self, EventRef, FreeWait, RawRegistration};
 use crate::info_object::Info;
@@ -42,7 +43,6 @@ use crate::init::{Mpit, level::Level};
 use crate::object::MpiObject;
 use crate::query::index_arg;
 use crate::quirks;
-use crate::raw::RawConstant;
 
 /// What MPI reports to a dropped-event handler (MPI-4.1 §16.3.8.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

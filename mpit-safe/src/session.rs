@@ -7,11 +7,11 @@ use std::marker::PhantomData;
 use mpit_core::{Datatype, Error, ErrorClass, PvarInfo, Result, Scalar, Value};
 use mpit_sys as sys;
 
+use crate::constant;
 use crate::ffi::{self, RawPvarHandle, RawSession};
 use crate::init::{Mpit, level::Level};
 use crate::object::{MpiObject, NoObject, RawObject};
 use crate::query::index_arg;
-use crate::raw;
 
 /// A performance experiment session: an isolated context for performance variable handles
 /// (`MPI_T_pvar_session_create` / `_free`). Handles borrow their session; dropping the session
@@ -131,8 +131,8 @@ impl<'m, L: Level> Session<'m, L> {
         })
     }
 
-    /// A dynamic handle bound to a raw object the caller keeps alive (the profiler's object
-    /// hooks: the handle is freed before the object, see `profile::Profiler::object_freed`).
+    /// A dynamic handle bound to a raw object the caller keeps alive (`RawObject`'s contract;
+    /// [`crate::raw::PvarHandle::alloc`]).
     pub(crate) fn dyn_handle_raw(
         &self,
         index: usize,
@@ -261,7 +261,7 @@ impl<'s, T, L: Level> PvarHandle<'s, T, L> {
 
     #[inline(always)]
     fn expect_count(&self, got: usize) -> Result<()> {
-        raw::expect_count(self.count, got)
+        constant::expect_count(self.count, got)
     }
 
     #[inline(always)]
@@ -368,7 +368,7 @@ pub fn read_many<T: Scalar + Default, L: Level>(
     handles: &[&PvarHandle<'_, T, L>],
     out: &mut [T],
 ) -> Result<()> {
-    raw::expect_count(handles.iter().map(|h| h.count).sum(), out.len())?;
+    constant::expect_count(handles.iter().map(|h| h.count).sum(), out.len())?;
     let mut rest = out;
     for h in handles {
         let (now, later) = rest.split_at_mut(h.count);
@@ -381,6 +381,6 @@ pub fn read_many<T: Scalar + Default, L: Level>(
 impl<L: Level> PvarHandle<'_, Value, L> {
     /// Reads all elements as [`Value`]s of the variable's datatype.
     pub fn read_values(&self) -> Result<Vec<Value>> {
-        raw::read_values(self.info.datatype, self.count, |buf| self.read_raw(buf))
+        constant::read_values(self.info.datatype, self.count, |buf| self.read_raw(buf))
     }
 }

@@ -4,11 +4,6 @@
 //!
 //! The test re-runs its own binary under `$MPIEXEC -n 2 --mca pml ob1`; rank 1 sends K
 //! messages that rank 0 has not posted, rank 0 reads K for peer 1, receives them, reads 0.
-//! Then the same through the profiling engine in call mode (Caliper's MPIT service, "Querying and
-//! storing PVARs": a state's, size's or generic variable's last value per node), which on 2 ranks
-//! reads the two 4-byte elements as one word ([`mpit_safe::profile`]'s several elements in 8
-//! bytes): rank 0's region "pile", where the K messages wait, must hold K (the sum over the peers),
-//! and the region "drain", where they are received, 0.
 
 // rsmpi in the native build; its names over the ABI library in the ABI build.
 #[cfg(mpit_abi)]
@@ -16,10 +11,7 @@ use mpit_safe::mpi;
 mod common;
 
 use mpi::traits::*;
-use mpit_safe::profile::{Config, Metric, Mode, Profiler};
-use mpit_safe::{Bind, Mpit, RawObject, Value};
-
-use common::comm_world;
+use mpit_safe::{Bind, Mpit, Value};
 
 const K: usize = 5;
 const CHILD: &str = "MPIT_SAFE_UNEXPECTED_CHILD";
@@ -71,10 +63,6 @@ fn measure(world: &mpi::topology::SimpleCommunicator, sync: &mpi::topology::Simp
         assert_eq!(before as usize, K);
         assert_eq!(after, 0);
     }
-    sync.barrier();
-    profiled(world, sync, &session, || {
-        as_u64(&h.read_values().unwrap()[1])
-    });
 }
 
 /// A `Value` of the queue length as a number.
@@ -94,83 +82,6 @@ fn wait_for(k: u64, peer1: impl Fn() -> u64) -> u64 {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     n
-}
-
-/// The K unexpected messages again, under the profiling engine: rank 0 samples (one call in
-/// "pile" once they wait, each receive in "drain") and checks the queue length's value in both
-/// regions and the receives' node.
-fn profiled(
-    world: &mpi::topology::SimpleCommunicator,
-    sync: &mpi::topology::SimpleCommunicator,
-    session: &mpit_safe::Session<'_>,
-    peer1: impl Fn() -> u64,
-) {
-    const NAME: &str = "pml_ob1_unexpected_msgq_length";
-    let rank = world.rank();
-    let config = Config {
-        mode: Mode::Call,
-        functions: vec!["MPI_Recv"],
-        root: "test".into(),
-        ..Config::default()
-    };
-    let p = Profiler::new(session, config).unwrap();
-    // SAFETY: MPI_COMM_WORLD is live until MPI_Finalize, after this function.
-    let obj = unsafe { RawObject::comm(comm_world()) };
-    p.object_created(obj, "MPI_COMM_WORLD").unwrap();
-    {
-        let _pile = p.region("pile");
-        if rank == 1 {
-            for i in 0..K as i32 {
-                world.process_at_rank(0).send_with_tag(&i, 7);
-            }
-        }
-        sync.barrier();
-        if rank == 0 {
-            assert_eq!(wait_for(K as u64, &peer1), K as u64);
-            // A sample while they wait: a call entered and left (nothing received).
-            let c = p.call_enter(0);
-            p.call_exit(c);
-        }
-    }
-    {
-        let _drain = p.region("drain");
-        if rank == 0 {
-            for _ in 0..K {
-                let c = p.call_enter(0);
-                let (_msg, _status) = world.process_at_rank(1).receive_with_tag::<i32>(7);
-                p.call_exit(c);
-            }
-        }
-    }
-    p.object_freed(obj);
-    let r = p.finish().unwrap();
-    sync.barrier();
-    if rank != 0 {
-        return;
-    }
-    let column = r
-        .columns
-        .iter()
-        .position(|c| c.info.name == NAME)
-        .expect("the profiler has no column of pml_ob1_unexpected_msgq_length");
-    let value = |path: &[&str]| -> f64 {
-        let (_, n) = common::node(&r, path);
-        match n.metrics[column] {
-            Metric::Raw { last: Some(v) } => v,
-            Metric::Samples { count, max, .. } if count > 0 => max,
-            ref m => panic!("{path:?}: {m:?}"),
-        }
-    };
-    let pile = value(&["test", "pile"]);
-    let drain = value(&["test", "drain"]);
-    let recv = value(&["test", "drain", "MPI_Recv"]);
-    println!("profiled: pile {pile}, drain {drain}, drain/MPI_Recv {recv}");
-    assert_eq!(
-        pile, K as f64,
-        "{NAME} in the region where {K} messages wait"
-    );
-    assert_eq!(drain, 0.0, "{NAME} in the region where they were received");
-    assert_eq!(recv, 0.0, "{NAME} at the exit of the receives");
 }
 
 #[test]
@@ -203,9 +114,5 @@ fn unexpected_queue_length_per_peer() {
             "unexpected from peer 1: {K} before the receives, 0 after"
         )),
         "rank 0 did not report the expected counts"
-    );
-    assert!(
-        stdout.contains(&format!("profiled: pile {K}, drain 0, drain/MPI_Recv 0")),
-        "rank 0 did not report the profiled values:\n{stdout}"
     );
 }

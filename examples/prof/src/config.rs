@@ -6,9 +6,10 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use mpit_safe::profile::{Filter, Mode};
 use mpit_safe::{PvarClass, Verbosity};
 use regex::Regex;
+
+use crate::{Filter, Mode};
 
 /// `region` (default) or `call`.
 pub(crate) const MODE: &str = "MPIT_PROF_MODE";

@@ -25,8 +25,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use crate::abi as mpi_sys;
 use mpi_sys::{MPI_Comm, MPI_Errhandler, MPI_File, MPI_Group, MPI_Op, MPI_Win};
 use mpit_safe::RawObject;
-pub(crate) use mpit_safe::profile::FastCall;
-use mpit_safe::profile::{CallStart, Mode, Profiler, TimedCall};
+
+pub(crate) use crate::FastCall;
+use crate::{CallStart, Mode, Profiler, TimedCall};
 
 /// `MPI_SUCCESS` of the installed `mpi.h`.
 pub(crate) const SUCCESS: c_int = mpit_sys::MPI_SUCCESS;

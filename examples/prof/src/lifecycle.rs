@@ -17,13 +17,13 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 #[cfg(mpit_abi)]
 use crate::abi as mpi_sys;
 use mpi_sys::{MPI_Comm, PMPI_Finalize, PMPI_Init, PMPI_Init_thread};
-use mpit_examples::prof::model::RankProfile;
-use mpit_safe::profile::{Config, Profiler};
 use mpit_safe::{Mpit, Session};
 
 use crate::config::{self, Settings};
 use crate::glue::{self, Engine, SUCCESS};
+use crate::model::RankProfile;
 use crate::wrappers::FUNCTIONS;
+use crate::{Config, Profiler};
 
 /// `MPI_Get_library_version` of the library the wrappers were generated for.
 const BUILT_VERSION: &str = include_str!(concat!(env!("OUT_DIR"), "/library_version.txt"));
@@ -194,6 +194,13 @@ fn before_init() -> bool {
         // its message.
         let _ = std::fs::write(mark, b"");
     }
+    if !preloaded() {
+        // Linked into the program with the engine (a Rust program of the library, a test):
+        // its MPI calls reach these wrappers, which pass them through; the program profiles
+        // itself, if at all, through the library.
+        glue::disable_quietly();
+        return false;
+    }
     #[cfg(mpit_abi)]
     if let Err(why) = crate::abi::check_library() {
         let _ = writeln!(
@@ -220,6 +227,27 @@ fn before_init() -> bool {
     );
     glue::disable_quietly();
     false
+}
+
+/// Whether this code runs from a shared object of its own (`libmpit_prof.so`, preloaded), not
+/// from the program it was linked into as a library: the object that holds this function is
+/// not the one that holds the program's headers (`AT_PHDR`).
+fn preloaded() -> bool {
+    fn base(addr: *const c_void) -> Option<*mut c_void> {
+        let mut info = libc::Dl_info {
+            dli_fname: std::ptr::null(),
+            dli_fbase: std::ptr::null_mut(),
+            dli_sname: std::ptr::null(),
+            dli_saddr: std::ptr::null_mut(),
+        };
+        // SAFETY: dladdr only reads the loader's tables; `info` is a valid out parameter.
+        (unsafe { libc::dladdr(addr, &mut info) } != 0).then_some(info.dli_fbase)
+    }
+    // SAFETY: getauxval reads the auxiliary vector the kernel gave the process.
+    let program = unsafe { libc::getauxval(libc::AT_PHDR) } as *const c_void;
+    let ours = base(preloaded as *const c_void);
+    // Where the loader cannot say, as before: the library profiles.
+    ours.is_none() || program.is_null() || ours != base(program)
 }
 
 /// `MPI_Get_library_version` of the library `PMPI_Get_library_version` resolves to (allowed
@@ -552,10 +580,10 @@ fn write_outputs(gathered: &[Vec<u8>], size: usize) {
 }
 
 /// The output directory's files: the ranks' profiles reduced and rendered
-/// (`mpit_examples::prof::write_all`).
+/// ([`crate::write::write_all`]).
 fn write_dir(dir: &Path, profiles: &[RankProfile]) -> std::io::Result<()> {
-    let profile = mpit_examples::prof::reduce(profiles);
-    mpit_examples::prof::write_all(dir, &profile).map(|_| ())
+    let profile = crate::reduce::reduce(profiles);
+    crate::write::write_all(dir, &profile).map(|_| ())
 }
 
 fn hostname() -> String {

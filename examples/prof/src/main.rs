@@ -132,9 +132,9 @@ fn verbosity_arg(s: &str) -> Result<String, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Sub::Report { dir }) => mpit_examples::prof::report(&dir).map(|t| print!("{t}")),
+        Some(Sub::Report { dir }) => mpit_prof::write::report(&dir).map(|t| print!("{t}")),
         Some(Sub::Diff { before, after }) => {
-            mpit_examples::prof::diff(&before, &after).map(|t| print!("{t}"))
+            mpit_prof::write::diff(&before, &after).map(|t| print!("{t}"))
         }
         None => {
             if cli.run.program.is_empty() {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use mpit_examples::prof::model::{Kind, MetricData, RankProfile};
+use mpit_prof::model::{Kind, MetricData, RankProfile};
 
 const LAUNCHER: &str = env!("CARGO_BIN_EXE_mpit-prof");
 const RANKS: usize = 4;
@@ -688,10 +688,11 @@ fn abi_build_refuses_a_native_program() {
         .unwrap();
     check(&o, "the launcher", "is linked against libmpi.so.12");
     assert!(!out.exists(), "no profile is written");
-    // `cargo test` builds the launcher, not the package's cdylib: build it (current) first.
+    // `cargo test` leaves the package's cdylib in `deps/`: build it (current) beside the
+    // launcher, with the tests' features (as in `real_programs.rs`).
     let lib = Path::new(LAUNCHER).with_file_name("libmpit_prof.so");
     let status = Command::new(option_env!("CARGO").unwrap_or("cargo"))
-        .args(["build", "-q", "-p", "mpit-prof", "--lib"])
+        .args(["build", "-q", "-p", "mpit-prof", "--lib", "--test", "prof"])
         .status()
         .expect("cargo runs");
     assert!(

@@ -7,7 +7,7 @@
 //! - the program's output is the same (stdout and the files it writes) modulo measurements:
 //!   numbers with a decimal point are masked, whitespace runs collapsed, and the few lines that
 //!   report a measured count or the clock are left out (named per program below);
-//! - the profile (`ranks.json`, read back with `mpit_examples::prof::read`) has 2 ranks and the
+//! - the profile (`ranks.json`, read back with `mpit_prof::write::read`) has 2 ranks and the
 //!   program's MPI functions on both, with the counts a PMPI counting wrapper measured for the
 //!   same inputs (NetPIPE, mpi4py) or plausible ones (hpcc: collectives equal on both ranks,
 //!   every message sent received).
@@ -25,23 +25,35 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use mpit_examples::prof::model::Kind;
-use mpit_examples::prof::{self, Profile};
+use mpit_prof::model::Kind;
+use mpit_prof::reduce::Profile;
+use mpit_prof::write;
 use regex::Regex;
 
 const PROF: &str = env!("CARGO_BIN_EXE_mpit-prof");
 /// Debian's Python, the one `python3-mpi4py` installs into.
 const PYTHON: &str = "/usr/bin/python3";
 
-/// The preload library the launcher puts in front of the program, built first: `cargo test`
-/// builds the launcher for integration tests but not the package's `cdylib`, which would
-/// otherwise be missing or stale.
+/// The preload library the launcher puts in front of the program, built first beside the
+/// launcher: `cargo test` leaves the package's `cdylib` in `deps/`, and the copy beside the
+/// launcher would otherwise be missing or stale.
 fn preload_library() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
         let lib = Path::new(PROF).with_file_name("libmpit_prof.so");
         let mut cargo = Command::new(option_env!("CARGO").unwrap_or("cargo"));
-        cargo.args(["build", "-q", "-p", "mpit-prof", "--lib"]);
+        // With this test among the targets: the library is built with the tests' features
+        // (the dev-dependencies'), as `cargo test` built it, so it is not rebuilt over the
+        // rlib the run's doctests link.
+        cargo.args([
+            "build",
+            "-q",
+            "-p",
+            "mpit-prof",
+            "--lib",
+            "--test",
+            "real_programs",
+        ]);
         if lib.parent().and_then(Path::file_name) == Some("release".as_ref()) {
             cargo.arg("--release");
         }
@@ -129,7 +141,7 @@ impl Run {
     }
 
     fn profile(&self) -> Profile {
-        prof::read(&self.dir.join("profile")).expect("the profiler's output")
+        write::read(&self.dir.join("profile")).expect("the profiler's output")
     }
 }
 

@@ -94,23 +94,6 @@ pub(crate) fn material() -> Material {
     }
 }
 
-/// The node at `path` (names from the root down) of a profile: its index and report.
-pub(crate) fn node<'r>(
-    r: &'r mpit_safe::profile::Report,
-    path: &[&str],
-) -> (usize, &'r mpit_safe::profile::NodeReport) {
-    let mut at = 0;
-    assert_eq!(r.nodes[0].name, path[0]);
-    for name in &path[1..] {
-        at = r
-            .nodes
-            .iter()
-            .position(|n| n.parent == Some(at) && n.name == *name)
-            .unwrap_or_else(|| panic!("no node {name} under {}", r.nodes[at].name));
-    }
-    (at, &r.nodes[at])
-}
-
 /// Runs test `test` of this binary on `ranks` ranks, `$MPIEXEC -n RANKS ARGS BINARY --exact
 /// TEST --nocapture` with `child` set in the environment (the test runs its ranks' part when
 /// it finds it). Kills the job after `limit` (a hung MPI job fails the test instead of

@@ -1,13 +1,13 @@
-//! `mpit_tools::prof` on a real job: 4 ranks of this test binary run the known pattern
-//! (rank i sends i+1 messages of 1000·(i+1) bytes to rank (i+1) mod 4) under the profiling
-//! engine, each turns its report into a `RankProfile` (`from_report`), rank 0 gathers them,
-//! reduces and writes every output; the test then reads the directory back.
+//! `mpit-prof`'s model, reduction and writers on a real job: 4 ranks of this test binary run
+//! the known pattern (rank i sends i+1 messages of 1000·(i+1) bytes to rank (i+1) mod 4) under
+//! the profiling engine, each turns its report into a `RankProfile` (`from_report`), rank 0
+//! gathers them, reduces and writes every output; the test then reads the directory back.
 //!
 //! It checks what holds on every MPI (the call tree and its exact call counts, the statistics
 //! over the ranks, the outputs' presence and `report`'s text) and, where the MPI has per-peer
 //! pvars bound to communicators (Open MPI 5 with `OMPI_MCA_pml_monitoring_enable=2`, set here),
 //! that the communication matrices equal the pattern. `MPIT_PROF_LIVE_KEEP=DIR` keeps the
-//! output directory (how `tests/golden/prof/*.ranks.json` were recorded).
+//! output directory (how `tests/golden/*.ranks.json` were recorded).
 
 #[path = "common/mpirun.rs"]
 mod mpirun;
@@ -17,12 +17,13 @@ use std::time::Duration;
 
 // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
 use mpi::traits::*;
+use mpit_prof::model::{Kind, RankProfile};
+use mpit_prof::reduce::reduce;
+use mpit_prof::write;
+use mpit_prof::{Config, Mode, Profiler};
 #[cfg(mpit_abi)]
 use mpit_safe::mpi;
-use mpit_safe::profile::{Config, Mode, Profiler};
 use mpit_safe::{MpiObject, Mpit};
-use mpit_tools::prof::model::{Kind, RankProfile};
-use mpit_tools::prof::{self, reduce};
 
 const CHILD: &str = "MPIT_PROF_LIVE_DIR";
 const RANKS: usize = 4;
@@ -108,7 +109,7 @@ fn child(dir: &Path) {
             all.push(serde_json::from_slice(&bytes).unwrap());
         }
         let profile = reduce(&all);
-        prof::write_all(dir, &profile).unwrap();
+        write::write_all(dir, &profile).unwrap();
         println!("{PASSED}");
     } else {
         world.process_at_rank(0).send(&json[..]);
@@ -149,7 +150,7 @@ fn four_ranks_profile_written_and_read_back() {
     for f in ["profile.txt", "profile.json", "ranks.json"] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
-    let p = prof::read(&dir).unwrap();
+    let p = write::read(&dir).unwrap();
     assert_eq!(p.ranks.len(), RANKS);
     let node = |path: &str| {
         (0..p.nodes.len())
@@ -171,7 +172,7 @@ fn four_ranks_profile_written_and_read_back() {
     assert_eq!(node("known_pattern/setup/MPI_Barrier").calls.sum, 4.0);
     assert_eq!(node("known_pattern/MPI_Barrier").calls.sum, 4.0);
 
-    let report = prof::report(&dir).unwrap();
+    let report = write::report(&dir).unwrap();
     assert_eq!(
         report,
         std::fs::read_to_string(dir.join("profile.txt")).unwrap(),
@@ -181,7 +182,7 @@ fn four_ranks_profile_written_and_read_back() {
         report.contains("known_pattern/exchange/MPI_Send"),
         "{report}"
     );
-    let same = prof::diff(&dir, &dir).unwrap();
+    let same = write::diff(&dir, &dir).unwrap();
     assert!(same.contains("known_pattern/exchange/MPI_Send"), "{same}");
     assert!(
         !same.contains('%'),

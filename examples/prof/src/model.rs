@@ -1,18 +1,21 @@
-//! One rank's profile as the preload library of `mpit-prof` sends it to rank 0: the engine's
-//! [`Report`] with who measured it, as plain `serde` structs (the engine in `mpit-safe` has no
-//! `serde`). The input of [`super::reduce()`]; `ranks.json` in the output directory is a list of
-//! these, so every output can be rendered again from it ([`super::report`], [`super::diff`]).
+//! One rank's profile as the preload library sends it to rank 0: the engine's [`Report`] with
+//! who measured it, as plain `serde` structs (the engine's own types have no `serde`). The input
+//! of [`crate::reduce::reduce()`]; `ranks.json` in the output directory is a list of these, so
+//! every output can be rendered again from it ([`crate::write::report`],
+//! [`crate::write::diff`]).
 //!
 //! C constant families are kept as text: the class in short lowercase (`"counter"`,
 //! `"highwatermark"`), the datatype and binding by their C names (`"MPI_UNSIGNED_LONG_LONG"`,
 //! `"MPI_T_BIND_MPI_COMM"`), the verbosity without its prefix (`"USER_BASIC"`). Floats that
 //! JSON lacks (NaN, infinities) are written as text (`"inf"`).
 
+#![forbid(unsafe_code)]
+
 use mpit_safe::DerivedMetric;
-use mpit_safe::profile::{self, Metric, NodeKind, Report};
 use serde::{Deserialize, Serialize};
 
 use crate::serde_util::{any_float, by_name, float_vec, opt_float};
+use crate::{Metric, Mode, NodeKind, Report};
 
 /// What one rank measured, and who it is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,7 +35,7 @@ pub struct RankProfile {
     pub root: String,
     /// The sampling mode: `"region"` or `"call"`.
     #[serde(with = "by_name")]
-    pub mode: profile::Mode,
+    pub mode: Mode,
     /// The clock: `"tsc"` or `"monotonic"`.
     pub clock: String,
     /// From the profiler's start to its finish, in nanoseconds.
@@ -76,7 +79,7 @@ pub struct ColumnMeta {
     pub started: bool,
 }
 
-/// The derived metric of a class (spec 003 §0.3-0.5): which [`MetricData`] variant a column's
+/// The derived metric of a class (Caliper §0.3-0.5): which [`MetricData`] variant a column's
 /// node metrics are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -404,7 +407,7 @@ mod tests {
             hostname: "h".into(),
             program: vec!["./a".into(), "x".into()],
             root: "main".into(),
-            mode: profile::Mode::Call,
+            mode: Mode::Call,
             clock: "tsc".into(),
             duration_ns: 42,
             columns: vec![],

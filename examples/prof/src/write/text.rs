@@ -1,11 +1,13 @@
 //! `profile.txt` ([`render`]) and the comparison of two runs ([`diff`]): pure functions of
 //! [`Profile`]s.
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::model::{Kind, MetricKind};
-use super::reduce::{Profile, Reduced, Stat};
+use crate::model::{Kind, MetricKind};
+use crate::reduce::{Profile, Reduced, Stat};
 
 /// How many pvar deltas the ranked table shows per node.
 const TOP_DELTAS: usize = 3;
@@ -143,8 +145,8 @@ fn header(out: &mut String, p: &Profile) {
         "mode:           {} (pvars read at {}), clock {}",
         p.mode,
         match p.mode {
-            mpit_safe::profile::Mode::Region => "region boundaries",
-            mpit_safe::profile::Mode::Call => "every MPI call",
+            crate::Mode::Region => "region boundaries",
+            crate::Mode::Call => "every MPI call",
         },
         p.clock
     );
@@ -290,8 +292,8 @@ pub fn render(p: &Profile) -> String {
             out,
             "~ estimated: short MPI calls are timed one in {} at random (after the first {} of \
              each), the time of the others inferred from them",
-            mpit_safe::profile::TIME_ONE_IN,
-            mpit_safe::profile::TIME_FIRST
+            crate::TIME_ONE_IN,
+            crate::TIME_FIRST
         );
     }
 

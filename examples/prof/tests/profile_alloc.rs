@@ -7,7 +7,7 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use mpit_safe::profile::{Config, Mode, Profiler};
+use mpit_prof::{Config, Mode, Profiler};
 
 struct Counting;
 

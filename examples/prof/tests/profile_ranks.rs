@@ -1,11 +1,11 @@
-//! Call mode's fast path across two ranks (MPI-4.1 §16.3.7 with Caliper's attribution): a
-//! function's calls after its first few in a region, not chosen for timing, take the sampling
-//! loop inlined into the entry and exit (receives) or the whole call in one function
-//! ([`Profiler::try_sampled_call`], sends). Each sample must attribute like the general path: what
-//! a counter moves inside an MPI call goes to that call's function, what moves between calls to
-//! the region, and nothing is lost or counted twice. So for every integer counter, the exclusive
-//! deltas of the region and its two functions add up exactly to what a separate session reads
-//! around the region.
+//! Call mode's fast path across two ranks (MPI-4.1 §16.3.7, attributed as Caliper's MPIT
+//! service does): a function's calls after its first few in a region, not chosen for timing,
+//! take the sampling loop inlined into the entry and exit (receives) or the whole call in one
+//! function ([`Profiler::try_sampled_call`], sends). Each sample must attribute like the
+//! general path: what a counter moves inside an MPI call goes to that call's function, what
+//! moves between calls to the region, and nothing is lost or counted twice. So for every
+//! integer counter, the exclusive deltas of the region and its two functions add up exactly to
+//! what a separate session reads around the region.
 //!
 //! The test re-runs its own binary under `$MPIEXEC -n 2` (mpich-ev cannot send to itself in a
 //! world of one). Both ranks ping-pong [`PAIRS`] times, then rank 1 sends [`K`] messages rank 0
@@ -22,7 +22,7 @@ mod common;
 use std::time::Duration;
 
 use mpi::traits::*;
-use mpit_safe::profile::{Config, Filter, Metric, Mode, NodeReport, Profiler};
+use mpit_prof::{Config, Filter, Metric, Mode, NodeReport, Profiler};
 use mpit_safe::{Bind, DerivedMetric, Mpit, NoObject, TypeKind};
 
 const CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_CHILD";
@@ -30,7 +30,7 @@ const CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_CHILD";
 /// function's next few dozen calls ([`LONG_CALL_NS`]: a recent average), a small part of these.
 /// Before it was a recent average, one such call left every send of a CI run timed (Intel MPI).
 ///
-/// [`LONG_CALL_NS`]: mpit_safe::profile::LONG_CALL_NS
+/// [`LONG_CALL_NS`]: mpit_prof::LONG_CALL_NS
 const PAIRS: u64 = 2000;
 const K: u64 = 20;
 const TEST: &str = "call_mode_fast_path_conserves_counters";
@@ -38,7 +38,7 @@ const FEW_CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_FEW_CHILD";
 const FEW_TEST: &str = "call_mode_few_probes_conserve_counters";
 /// Also the variable that makes a debug build of the engine read every sample's one-element
 /// probes again one by one, as after a failed read.
-const REREAD_CHILD: &str = "MPIT_SAFE_TEST_REREAD";
+const REREAD_CHILD: &str = "MPIT_PROF_TEST_REREAD";
 const REREAD_TEST: &str = "call_mode_rereads_conserve_counters";
 const NET_CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_NET_CHILD";
 const NET_TEST: &str = "call_mode_conserves_counters_over_the_network";
@@ -429,8 +429,8 @@ fn check_conservation(test: &str, child: &str, env: &[(&str, &str)]) {
 }
 
 use common::comm_world;
+use mpit_prof::Elements;
 use mpit_safe::RawObject;
-use mpit_safe::profile::Elements;
 
 const RAW_CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_RAW_CHILD";
 const RAW_TEST: &str = "raw_values_of_per_rank_elements_in_every_node";

@@ -19,10 +19,10 @@ mod with_events {
     // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
     use mpi::topology::SimpleCommunicator;
     use mpi::traits::*;
+    use mpit_prof::{Config, Metric, Mode, Profiler, Report};
     use mpit_safe::Mpit;
     #[cfg(mpit_abi)]
     use mpit_safe::mpi;
-    use mpit_safe::profile::{Config, Metric, Mode, Profiler, Report};
 
     use crate::mpirun;
 

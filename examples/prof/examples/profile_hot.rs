@@ -1,11 +1,13 @@
 //! The cost of the profiler's hot path, ad hoc (the overhead against MPI calls is measured by
-//! the benchmark in benches/): `cargo run --release -p mpit-safe --example profile_hot`.
+//! the benchmark in benches/): `cargo run --release -p mpit-prof --example profile_hot`.
+
+use std::time::Instant;
+
+use mpit_prof::{Config, Mode, Profiler};
 use mpit_safe::Mpit;
 // rsmpi in the native build; its names over the ABI library in the ABI build.
 #[cfg(mpit_abi)]
 use mpit_safe::mpi;
-use mpit_safe::profile::{Config, Mode, Profiler};
-use std::time::Instant;
 
 fn main() {
     let _universe = mpi::initialize().unwrap();

@@ -25,10 +25,12 @@
 //! reduction leaves such a rank out). Hatchet's convention for an exclusive/inclusive pair is
 //! `X` / `X (inc)`.
 
+#![forbid(unsafe_code)]
+
 use serde_json::{Value, json};
 
-use super::model::{Kind, MetricData, MetricKind};
-use super::reduce::{NodeValues, Profile};
+use crate::model::{Kind, MetricData, MetricKind};
+use crate::reduce::{NodeValues, Profile};
 
 /// Metadata of a value column carrying a unit.
 fn unit(u: &str) -> Value {

@@ -1,7 +1,7 @@
 //! `profile.json` read by the real Hatchet (LLNL's `llnl-hatchet` from PyPI, in the project's
 //! venv `.mpi/hatchet`, installed by `scripts/lib.sh`'s `hatchet_install`, which `scripts/test`
 //! runs): `hatchet.GraphFrame.from_caliper(path)` must load the profiles of the recorded jobs
-//! (`tests/golden/prof/`) as the call tree of the reduction, with its calls, times and pvar and
+//! (`tests/golden/`) as the call tree of the reduction, with its calls, times and pvar and
 //! event metrics per rank, the exclusive/inclusive pairs where Hatchet looks for them, and the
 //! run's metadata.
 //!
@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mpit_tools::prof::model::{MetricData, RankProfile};
-use mpit_tools::prof::{self, Profile};
+use mpit_prof::model::{MetricData, RankProfile};
+use mpit_prof::reduce::{Profile, reduce};
+use mpit_prof::write;
 use serde_json::Value;
 
 /// Loads the file with Hatchet and prints what the test checks, as JSON (NaN as null).
@@ -85,10 +86,10 @@ fn python() -> Option<PathBuf> {
 
 fn recorded(name: &str) -> Profile {
     let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/prof/{name}.ranks.json"));
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/{name}.ranks.json"));
     let ranks: Vec<RankProfile> =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    prof::reduce(&ranks)
+    reduce(&ranks)
 }
 
 /// Hatchet's view of `p`'s `profile.json`, with the values of `columns` per (node, rank).
@@ -96,7 +97,7 @@ fn load(python: &Path, p: &Profile, name: &str, columns: &[&str]) -> Value {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("prof_hatchet");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join(format!("{name}.profile.json"));
-    std::fs::write(&file, prof::caliper::render(p)).unwrap();
+    std::fs::write(&file, write::caliper::render(p)).unwrap();
     let out = Command::new(python)
         .arg("-c")
         .arg(SCRIPT)

@@ -5,12 +5,14 @@
 //! scale), and the values written in the cells when the matrix has at most
 //! [`VALUES_UP_TO`] ranks.
 
+#![forbid(unsafe_code)]
+
 use std::fmt::Write as _;
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::reduce::{CommMatrix, Profile};
+use crate::reduce::{CommMatrix, Profile};
 
 /// Largest matrix whose values are written in its cells.
 pub const VALUES_UP_TO: usize = 12;

@@ -19,11 +19,12 @@
 //! Calls and times come inclusive from the engine; a node's exclusive time is its time less
 //! its children's.
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashMap;
 
-use mpit_safe::profile::Mode;
-
-use super::model::{ColumnMeta, Kind, MetricData, MetricKind, RankProfile};
+use crate::Mode;
+use crate::model::{ColumnMeta, Kind, MetricData, MetricKind, RankProfile};
 
 /// The object label of per-peer variables bound to `MPI_COMM_WORLD`.
 pub const WORLD: &str = "MPI_COMM_WORLD";

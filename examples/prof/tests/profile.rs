@@ -10,9 +10,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::node;
-use mpit_safe::profile::{
-    Config, FastCall, Metric, Mode, NodeKind, Profiler, TIME_FIRST, TIME_ONE_IN,
-};
+use mpit_prof::{Config, FastCall, Metric, Mode, NodeKind, Profiler, TIME_FIRST, TIME_ONE_IN};
 #[cfg(mpit_abi)]
 use mpit_safe::sys as ffi;
 #[cfg(not(mpit_abi))]
@@ -550,10 +548,10 @@ fn every_call_counted_once_in_its_region() {
 /// host has one over 20 µs in most runs) widens the estimate's tolerance; a run in which one
 /// took over 1 ms (the process descheduled: a phase of its own) is repeated, up to 20 times.
 ///
-/// [`LONG_CALL_NS`]: mpit_safe::profile::LONG_CALL_NS
+/// [`LONG_CALL_NS`]: mpit_prof::LONG_CALL_NS
 #[test]
 fn long_phases_are_timed_and_weighed_apart() {
-    use mpit_safe::profile::LONG_CALL_NS;
+    use mpit_prof::LONG_CALL_NS;
     use std::time::{Duration, Instant};
     let t = common::turn_after_init();
     let s = t.mpit.session().unwrap();
@@ -710,7 +708,7 @@ fn raw_values_are_kept_in_every_node_sampled() {
         .filter(|&i| r.columns[i].metric == DerivedMetric::Raw && r.columns[i].handles > 0)
         .collect();
     if raw.is_empty() {
-        let open_mpi = mpit_safe::implementation().vendor == mpit_core::Vendor::OpenMpi;
+        let open_mpi = mpit_safe::implementation().vendor == mpit_safe::Vendor::OpenMpi;
         assert!(!open_mpi, "Open MPI's size-class variables got no handle");
         eprintln!("no state, size or generic variable with a handle here: nothing to check");
         return;
@@ -768,7 +766,7 @@ fn states_follow_the_deferred_samples_into_every_node() {
             .iter()
             .position(|c| c.info.name == "pml_ob1_unexpected_msgq_length" && c.handles > 0)
         else {
-            let open_mpi = mpit_safe::implementation().vendor == mpit_core::Vendor::OpenMpi;
+            let open_mpi = mpit_safe::implementation().vendor == mpit_safe::Vendor::OpenMpi;
             assert!(
                 !open_mpi,
                 "Open MPI: no handle on pml_ob1_unexpected_msgq_length"
@@ -804,7 +802,7 @@ fn states_follow_the_deferred_samples_into_every_node() {
 
 /// One run of [`states_follow_the_deferred_samples_into_every_node`]: its report, and whether
 /// the calls of region a that had to took the whole-call entry.
-fn deferred_states_run(s: &mpit_safe::Session<'_>) -> (mpit_safe::profile::Report, bool) {
+fn deferred_states_run(s: &mpit_safe::Session<'_>) -> (mpit_prof::Report, bool) {
     use mpi::traits::*;
     let p = Profiler::new(s, config(Mode::Call)).unwrap();
     // SAFETY: MPI_COMM_SELF is live for the whole run.
@@ -814,7 +812,7 @@ fn deferred_states_run(s: &mpit_safe::Session<'_>) -> (mpit_safe::profile::Repor
     // A blocking send to self returns where the MPI buffers the message: Open MPI's ob1 does
     // for a byte, mpich-ev's ch4:ofi spins forever in a world of one. Only Open MPI has the
     // variable: the messages are sent there alone.
-    let messages = mpit_safe::implementation().vendor == mpit_core::Vendor::OpenMpi;
+    let messages = mpit_safe::implementation().vendor == mpit_safe::Vendor::OpenMpi;
     let send = |v: u8| {
         if messages {
             me.process_at_rank(0).send(&v);

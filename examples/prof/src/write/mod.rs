@@ -1,6 +1,5 @@
-//! `mpit-prof`'s data and outputs: one rank's profile ([`model::RankProfile`], what the
-//! preload library sends to rank 0), their reduction across ranks ([`reduce()`] into a
-//! [`Profile`]) and the files rank 0 writes from it ([`write_all`]):
+//! The files rank 0 writes from the reduction of every rank's profile ([`Profile`], see
+//! [`crate::reduce`]), and their reading back:
 //!
 //! | file | what | written by |
 //! |---|---|---|
@@ -8,23 +7,24 @@
 //! | `profile.json` | Caliper's json-split format, for Hatchet's `GraphFrame.from_caliper` | [`caliper::render`] |
 //! | `comm-matrix.json` | `{"<pvar>": [[row per sending rank]]}` | [`matrix::json`] |
 //! | `comm-matrix-<pvar>.svg` | a heat map per matrix that is not all zero | [`matrix::svg`] |
-//! | `ranks.json` | every rank's [`model::RankProfile`]: everything else is rendered from it | `serde_json` |
+//! | `ranks.json` | every rank's [`RankProfile`]: everything else is rendered from it | `serde_json` |
 //!
-//! [`report`] renders `profile.txt` again from a directory's `ranks.json` (`mpit-prof report
-//! DIR`) and [`diff`] compares two directories (`mpit-prof diff DIR1 DIR2`). Everything but
-//! the file access is a pure function of the ranks' profiles.
+//! [`write_all`] writes them (the preload library, inside `MPI_Finalize`); [`report`] renders
+//! `profile.txt` again from a directory's `ranks.json` (`mpit-prof report DIR`) and [`diff`]
+//! compares two directories (`mpit-prof diff DIR1 DIR2`). Everything but the file access is a
+//! pure function of the ranks' profiles.
+
+#![forbid(unsafe_code)]
 
 pub mod caliper;
 pub mod matrix;
-pub mod model;
-pub mod reduce;
 pub mod text;
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-use self::model::RankProfile;
-pub use self::reduce::{Profile, Stat, reduce};
+use crate::model::RankProfile;
+use crate::reduce::{Profile, reduce};
 
 /// The file of every rank's profile in an output directory.
 pub const RANKS_FILE: &str = "ranks.json";

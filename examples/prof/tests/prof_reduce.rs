@@ -1,12 +1,11 @@
-//! `mpit_tools::prof::reduce`: the cross-rank reduction of `mpit-prof`, on handmade rank
+//! `mpit_prof::reduce`: the cross-rank reduction of `mpit-prof`, on handmade rank
 //! profiles (no MPI), with property tests of its rules.
 
-use mpit_safe::profile::Mode;
-use mpit_tools::prof::model::{
+use mpit_prof::Mode;
+use mpit_prof::model::{
     ColumnMeta, ElementData, Kind, MetricData, MetricKind, NodeData, RankProfile, SkippedData,
 };
-use mpit_tools::prof::reduce::{NodeValues, Reduced, WORLD};
-use mpit_tools::prof::{Profile, Stat, reduce};
+use mpit_prof::reduce::{NodeValues, Profile, Reduced, Stat, WORLD, reduce};
 use proptest::prelude::*;
 
 fn column(index: usize, name: &str, class: &str, metric: MetricKind) -> ColumnMeta {
@@ -410,7 +409,7 @@ fn skipped_variables_are_grouped_and_counted() {
 fn no_ranks_and_no_pvars_reduce_to_something_printable() {
     let p = reduce(&[]);
     assert!(p.nodes.is_empty());
-    let text = mpit_tools::prof::text::render(&p);
+    let text = mpit_prof::write::text::render(&p);
     assert!(text.contains("0 exist"), "{text}");
     let one = rank(
         0,
@@ -418,7 +417,7 @@ fn no_ranks_and_no_pvars_reduce_to_something_printable() {
         vec![],
         vec![node(None, "main", Kind::Region, 1, 5, vec![], vec![])],
     );
-    let text = mpit_tools::prof::text::render(&reduce(&[one]));
+    let text = mpit_prof::write::text::render(&reduce(&[one]));
     assert!(
         text.contains("this MPI exposes no performance variables"),
         "{text}"
@@ -647,7 +646,7 @@ proptest! {
             }
         }
         // Renders without panicking.
-        let _ = mpit_tools::prof::text::render(&p);
-        let _ = mpit_tools::prof::caliper::render(&p);
+        let _ = mpit_prof::write::text::render(&p);
+        let _ = mpit_prof::write::caliper::render(&p);
     }
 }
