@@ -10,7 +10,7 @@
 //!    symbol table, except the functions listed in [`EXCLUDED`] and the classes of functions
 //!    described at [`reason_to_skip`]. Each wrapper calls `PMPI_X` with its arguments unchanged
 //!    and reports the call to the engine; constructors and destructors of the objects that
-//!    performance variables can be bound to also report the object (Caliper §0.2).
+//!    performance variables can be bound to also report the object (Caliper's MPIT service, "PVAR handle allocation").
 //! 4. Records facts of the library for the runtime checks: its `MPI_Get_library_version`
 //!    string (from a C program run at build time), its SONAME and path.
 //!
@@ -92,7 +92,7 @@ const EXCLUDED: [(&str, &str); 12] = [
 /// Not hooked: `MPI_Info` (its destructor `MPI_Info_free` is in [`EXCLUDED`], so handles
 /// could outlive the object; no implementation here binds variables to info objects),
 /// datatypes (not in Caliper's list, §0.2; none binds variables to them), requests and messages
-/// (one per operation: a handle allocation per message would be the hot path; Caliper §0.2 leaves
+/// (one per operation: a handle allocation per message would be the hot path; Caliper's MPIT service, "PVAR handle allocation" leaves
 /// them open too).
 const KINDS: [(&str, &str); 6] = [
     ("MPI_Comm", "comm"),

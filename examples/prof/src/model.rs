@@ -79,7 +79,7 @@ pub struct ColumnMeta {
     pub started: bool,
 }
 
-/// The derived metric of a class (Caliper §0.3-0.5): which [`MetricData`] variant a column's
+/// The derived metric of a class (Caliper's MPIT service, "PVAR classes" to "Querying and storing PVARs"): which [`MetricData`] variant a column's
 /// node metrics are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

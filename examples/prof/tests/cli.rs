@@ -1,4 +1,4 @@
-//! `mpit-prof` behaves on its command line as every tool does (issue 15, item 7): `--help` and
+//! `mpit-prof` behaves on its command line as every tool does: `--help` and
 //! `-V` exit 0 with the usage and the version on standard output, an unknown flag exits 2 with
 //! the error on standard error; so does a run without a program, and `report` of a directory
 //! that is not an output directory exits 1 with the error on standard error.

@@ -2,7 +2,7 @@
 //! programs compiled here with `$MPICC`, run under `$MPIEXEC` with the launcher, and the
 //! output directory read back.
 //!
-//! The known pattern (issue 14): on 4 ranks, rank i sends i+1 messages of 1000·(i+1) bytes to
+//! The known pattern: on 4 ranks, rank i sends i+1 messages of 1000·(i+1) bytes to
 //! rank (i+1) mod 4, inside region "exchange".
 
 use std::path::{Path, PathBuf};

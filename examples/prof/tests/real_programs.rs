@@ -1,4 +1,4 @@
-//! Real programs nobody here wrote, under `mpit-prof` (issue 14, item 5): Debian's NetPIPE
+//! Real programs nobody here wrote, under `mpit-prof`: Debian's NetPIPE
 //! (`NPopenmpi`, `NPmpich2`), `hpcc`, and an mpi4py script run by Debian's `python3-mpi4py`
 //! (`tests/real/mpi4py_trial.py`). Each runs under `$MPIEXEC -n 2` with small inputs in a fresh
 //! directory, bare and as `$MPIEXEC -n 2 mpit-prof [--mode M] --output DIR -- PROGRAM ...`,

@@ -110,7 +110,7 @@ impl fmt::Display for Number {
 }
 
 /// Deltas of a monotonically increasing variable: counter, aggregate or
-/// timer (MPI-4.1 §16.3.7; Caliper §0.5 stores "the difference between the
+/// timer (MPI-4.1 §16.3.7; Caliper's MPIT service, "Querying and storing PVARs" stores "the difference between the
 /// current value and the last value").
 ///
 /// Choices, documented because the standard leaves them to the tool:
@@ -325,7 +325,7 @@ impl<T: MetricValue> WatermarkTracker<T> {
 }
 
 /// Count, minimum, maximum and mean of samples of a level or percentage
-/// (Caliper §0.5: "the average, maximum or minimum value"). The mean is
+/// (Caliper's MPIT service, "Querying and storing PVARs": "the average, maximum or minimum value"). The mean is
 /// computed with Welford's update, so it does not overflow or lose
 /// precision on long runs. NaN and infinite samples are ignored.
 ///

@@ -192,7 +192,7 @@ impl PvarClass {
         matches!(self, PvarClass::Level | PvarClass::Percentage)
     }
 
-    /// What a tool should record per sample (Caliper §0.5).
+    /// What a tool should record per sample (Caliper's MPIT service, "Querying and storing PVARs").
     pub const fn derived_metric(self) -> DerivedMetric {
         match self {
             PvarClass::Counter | PvarClass::Aggregate | PvarClass::Timer => DerivedMetric::Delta,

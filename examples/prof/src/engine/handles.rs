@@ -1,4 +1,4 @@
-//! Handles as variables and objects appear (Caliper §0.2): a probe per (variable, object)
+//! Handles as variables and objects appear (Caliper's MPIT service, "PVAR handle allocation"): a probe per (variable, object)
 //! allocated, started and read for its baseline, and freed with a last sample when its object
 //! goes.
 
@@ -294,7 +294,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// created; `label` names it in the report, e.g. `"MPI_COMM_WORLD"`). Returns how many.
     /// Looks for new variables first, as [`Profiler::refresh`] does.
     ///
-    /// Caliper §0.2: handles for bound variables are allocated as objects appear.
+    /// Caliper's MPIT service, "PVAR handle allocation": handles for bound variables are allocated as objects appear.
     pub fn object_created(&self, obj: RawObject, label: &str) -> Result<usize> {
         let Ok(mut st) = self.state.try_borrow_mut() else {
             self.reentered.fetch_add(1, Relaxed);
@@ -303,7 +303,7 @@ impl<'s, L: Level> Profiler<'s, L> {
         if st.stopped {
             return Ok(0);
         }
-        // Variables may appear with the components objects bring (Caliper §0.2: it looks
+        // Variables may appear with the components objects bring (Caliper's MPIT service, "PVAR handle allocation": it looks
         // again in the wrappers of object constructors); those found now get handles on every
         // known object, this one included once it is known.
         if let Err(e) = self.refresh_locked(&mut st) {

@@ -5,7 +5,7 @@
 //! to where it happened, each variable summarised by the derived metric of its class
 //! (`mpit_core`'s trackers).
 //!
-//! - **Handles as variables and objects appear** (Caliper §0.2, `handles.rs`):
+//! - **Handles as variables and objects appear** (Caliper's MPIT service, "PVAR handle allocation", `handles.rs`):
 //!   [`Profiler::new`] allocates a handle for every variable bound to no object and starts the
 //!   non-continuous ones; [`Profiler::refresh`] picks up variables added since (MPICH registers
 //!   them in `MPI_Init`); [`Profiler::object_created`] allocates handles for the variables bound
@@ -23,7 +23,7 @@
 //!   the sum over its subtree). A whole call handed over ([`Profiler::try_sampled_call`]) reads
 //!   its samples at once and attributes them where the program waits anyway (before a receive,
 //!   after a send); each variable's samples are attributed in the order they were read.
-//! - **Derived metrics** per class (Caliper §0.3-0.5, [`DerivedMetric`]; `rules.rs`): deltas for
+//! - **Derived metrics** per class (Caliper's MPIT service, "PVAR classes" to "Querying and storing PVARs", [`DerivedMetric`]; `rules.rs`): deltas for
 //!   counters, aggregates and timers ([`DeltaTracker`]: a drop is a reset), change count and
 //!   amount for watermarks ([`WatermarkTracker`](mpit_safe::WatermarkTracker)), count/min/max/sum
 //!   of the samples for levels, sizes and percentages, the last value for states and generic

@@ -1,6 +1,6 @@
 //! The attribution rules: a sample's value added to a node's accumulators by the derived metric
 //! of its variable's class (deltas, watermark moves, sample statistics, the last value), as
-//! `mpit_core`'s trackers take them (Caliper §0.3-0.5).
+//! `mpit_core`'s trackers take them (Caliper's MPIT service, "PVAR classes" to "Querying and storing PVARs").
 
 #![forbid(unsafe_code)]
 

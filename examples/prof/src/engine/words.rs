@@ -302,7 +302,7 @@ mod tests {
 
         /// A variable of several integer elements in at most 8 bytes, read as one word
         /// ([`Case::lanes`]: a per-peer array on 2 ranks), gives the metric of its elements'
-        /// sum as `observe` takes it (the several-element loop's rule, Caliper §0.3-0.5), for
+        /// sum as `observe` takes it (the several-element loop's rule, Caliper's MPIT service, "PVAR classes" to "Querying and storing PVARs"), for
         /// every kind and lane, also when reads repeat (a read of the same bytes is summed from
         /// the one before) and with leftover bytes after the elements (cleared by the shift).
         #[test]

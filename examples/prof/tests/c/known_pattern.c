@@ -1,4 +1,4 @@
-/* The known pattern of issue 14: rank i sends i+1 messages of 1000*(i+1) bytes to rank
+/* The known pattern: rank i sends i+1 messages of 1000*(i+1) bytes to rank
  * (i+1) % n and receives the matching messages from rank (i-1) % n, inside region "exchange".
  * Prints one line per rank on stdout (the profiler must not change it) and exits with the
  * status given as the first argument (the profiler must pass it through). */

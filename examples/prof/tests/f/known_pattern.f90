@@ -1,4 +1,4 @@
-! The known pattern of issue 14 in Fortran (mpif.h binding): rank i sends i+1 messages of
+! The known pattern in Fortran (mpif.h binding): rank i sends i+1 messages of
 ! 1000*(i+1) bytes to rank (i+1) mod n inside region "exchange", marked through bind(C).
 ! Prints one line per rank.
 program known_pattern
