@@ -446,6 +446,8 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
     ranks.sort_by_key(|r| r.rank);
     let rank_ids: Vec<usize> = ranks.iter().map(|r| r.rank).collect();
     let mut notes = Vec::new();
+    // The engine's notes with the ranks that made each (in first-seen order).
+    let mut rank_notes: Vec<(String, Vec<usize>)> = Vec::new();
 
     // Columns by (name, class), event types by name.
     let mut col_keys: Vec<(String, String)> = Vec::new();
@@ -686,7 +688,23 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
                 }),
             }
         }
-        notes.extend(r.notes.iter().map(|n| format!("rank {}: {n}", r.rank)));
+        for n in &r.notes {
+            match rank_notes.iter_mut().find(|(text, _)| text == n) {
+                Some((_, on)) => on.push(r.rank),
+                None => rank_notes.push((n.clone(), vec![r.rank])),
+            }
+        }
+    }
+    // One line per note however many ranks made it: "ranks 0-3: ...", "rank 2: ...".
+    for (text, on) in rank_notes {
+        let who = if on.len() == 1 {
+            format!("rank {}", on[0])
+        } else if on.len() == rank_ids.len() {
+            "every rank".to_owned()
+        } else {
+            format!("ranks {}", ranges(&on))
+        };
+        notes.push(format!("{who}: {text}"));
     }
     if let Some(first) = ranks.first() {
         if ranks.iter().any(|r| r.size != first.size) {
@@ -767,4 +785,23 @@ fn matrices(
         }
     }
     out
+}
+
+/// Sorted distinct numbers as ranges: `0-3,5,7-8`.
+pub fn ranges(sorted: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        out.push(if j == i {
+            sorted[i].to_string()
+        } else {
+            format!("{}-{}", sorted[i], sorted[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
 }

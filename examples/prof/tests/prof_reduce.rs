@@ -405,6 +405,64 @@ fn skipped_variables_are_grouped_and_counted() {
     assert_eq!((p.pvars.min, p.pvars.max), (1.0, 2.0));
 }
 
+/// Holes are shown as the index ranges they are, with what a hole is, not as `#1, #2, ...`.
+#[test]
+fn holes_are_shown_as_index_ranges() {
+    let mut a = rank(
+        0,
+        1,
+        vec![],
+        vec![node(None, "main", Kind::Region, 1, 1, vec![], vec![])],
+    );
+    for index in [1, 2, 3, 4, 7, 9, 10] {
+        a.skipped.push(SkippedData {
+            index,
+            name: None,
+            reason: "no information (a hole): MPI_T_ERR_INVALID".into(),
+        });
+    }
+    let text = mpit_prof::write::text::render(&reduce(&[a]));
+    let line = text
+        .lines()
+        .find(|l| l.contains("a hole"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("7 (all ranks): no information (a hole): MPI_T_ERR_INVALID: pvar indices 1-4,7,9-10 (counted, but with no variable there)"),
+        "{line}"
+    );
+}
+
+/// A note several ranks make is one line naming them, not one line per rank.
+#[test]
+fn a_note_of_every_rank_is_one_line() {
+    let base = rank(
+        0,
+        3,
+        vec![],
+        vec![node(None, "main", Kind::Region, 1, 1, vec![], vec![])],
+    );
+    let ranks: Vec<RankProfile> = (0..3)
+        .map(|r| {
+            let mut p = base.clone();
+            p.rank = r;
+            p.notes
+                .push("x: 2 read(s) failed on 3 objects (comm#5, comm#6, comm#7): why".into());
+            if r != 1 {
+                p.notes.push("y: 1 read(s) failed: why not".into());
+            }
+            p
+        })
+        .collect();
+    let p = reduce(&ranks);
+    let x: Vec<&String> = p.notes.iter().filter(|n| n.contains("x: ")).collect();
+    assert_eq!(
+        x,
+        ["every rank: x: 2 read(s) failed on 3 objects (comm#5, comm#6, comm#7): why"]
+    );
+    let y: Vec<&String> = p.notes.iter().filter(|n| n.contains("y: ")).collect();
+    assert_eq!(y, ["ranks 0,2: y: 1 read(s) failed: why not"]);
+}
+
 #[test]
 fn no_ranks_and_no_pvars_reduce_to_something_printable() {
     let p = reduce(&[]);

@@ -369,16 +369,35 @@ impl<'s, L: Level> State<'s, L> {
             return;
         };
         if probe.failures > 0 {
-            self.notes.push(format!(
-                "{}{}: {} read(s) failed",
-                col.info.name,
-                if slot.label.is_empty() {
-                    String::new()
-                } else {
-                    format!(" on {}", slot.label)
-                },
-                probe.failures
-            ));
+            // The sampling loop keeps only that a read failed; one more read, off the hot
+            // path, says why (or that the variable reads again now).
+            let reason = match read_sum(
+                &probe.handle,
+                probe.lane,
+                probe.count as usize,
+                &mut self.scratch,
+                None,
+            ) {
+                Err(e) => e.to_string(),
+                Ok(_) => "it reads again at the end".to_owned(),
+            };
+            let name = col.info.name.to_string();
+            match self
+                .failed
+                .iter_mut()
+                .find(|f| f.variable == name && f.reason == reason)
+            {
+                Some(f) => {
+                    f.reads += u64::from(probe.failures);
+                    f.objects.push(slot.label.clone());
+                }
+                None => self.failed.push(FailedReads {
+                    variable: name,
+                    reason,
+                    reads: u64::from(probe.failures),
+                    objects: vec![slot.label.clone()],
+                }),
+            }
         }
         let delta = col.metric == DerivedMetric::Delta;
         let count = probe.count as usize;
@@ -407,5 +426,80 @@ impl<'s, L: Level> State<'s, L> {
             }
         }
         // Dropping the handle frees it (MPI_T_pvar_handle_free).
+    }
+}
+
+/// The failed reads of one variable for one reason, over the objects it was read on: one note
+/// of the report ([`FailedReads::note`]), not one per object.
+#[derive(Debug)]
+pub(super) struct FailedReads {
+    pub(super) variable: String,
+    pub(super) reason: String,
+    pub(super) reads: u64,
+    /// The objects' labels (`comm#5`); empty for a variable bound to none.
+    pub(super) objects: Vec<Box<str>>,
+}
+
+impl FailedReads {
+    /// Objects named in a note; the rest are counted.
+    const SHOWN: usize = 4;
+
+    /// `coll_monitoring_messages_size: 76 read(s) failed on 38 objects (comm#5, comm#6, ...
+    /// (34 more)): <reason>`.
+    pub(super) fn note(&self) -> String {
+        let labelled: Vec<&str> = self
+            .objects
+            .iter()
+            .map(|o| &**o)
+            .filter(|o| !o.is_empty())
+            .collect();
+        let on = match labelled.len() {
+            0 => String::new(),
+            1 => format!(" on {}", labelled[0]),
+            n => {
+                let shown = labelled[..n.min(Self::SHOWN)].join(", ");
+                let more = if n > Self::SHOWN {
+                    format!(", ... ({} more)", n - Self::SHOWN)
+                } else {
+                    String::new()
+                };
+                format!(" on {n} objects ({shown}{more})")
+            }
+        };
+        format!(
+            "{}: {} read(s) failed{on}: {}",
+            self.variable, self.reads, self.reason
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FailedReads;
+
+    #[test]
+    fn failed_reads_are_one_note_naming_a_few_objects() {
+        let f = FailedReads {
+            variable: "coll_monitoring_messages_size".into(),
+            reason: "invalid handle (MPI_T_ERR_INVALID_HANDLE)".into(),
+            reads: 12,
+            objects: (5..11)
+                .map(|i| format!("comm#{i}").into_boxed_str())
+                .collect(),
+        };
+        assert_eq!(
+            f.note(),
+            "coll_monitoring_messages_size: 12 read(s) failed on 6 objects (comm#5, comm#6, \
+             comm#7, comm#8, ... (2 more)): invalid handle (MPI_T_ERR_INVALID_HANDLE)"
+        );
+        let unbound = FailedReads {
+            objects: vec!["".into()],
+            ..f
+        };
+        assert_eq!(
+            unbound.note(),
+            "coll_monitoring_messages_size: 12 read(s) failed: invalid handle \
+             (MPI_T_ERR_INVALID_HANDLE)"
+        );
     }
 }

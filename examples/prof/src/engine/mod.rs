@@ -175,6 +175,8 @@ struct State<'s, L: Level> {
     skipped: Vec<Skipped>,
     elements: Vec<Elements>,
     notes: Vec<String>,
+    /// Failed reads of retired handles, grouped by variable and reason.
+    failed: Vec<handles::FailedReads>,
     mismatches: u64,
 }
 
@@ -264,6 +266,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             skipped: Vec::new(),
             elements: Vec::new(),
             notes: Vec::new(),
+            failed: Vec::new(),
             in_call: 0,
             mismatches: 0,
             fn_stats: Vec::new(),

@@ -209,6 +209,7 @@ impl<'s, L: Level> Profiler<'s, L> {
             st.retire(probe, slot);
         }
         let mut notes = std::mem::take(&mut st.notes);
+        notes.extend(std::mem::take(&mut st.failed).iter().map(|f| f.note()));
         #[cfg(debug_assertions)]
         if st.rereads > 0 {
             notes.push(format!(

@@ -420,26 +420,45 @@ pub fn render(p: &Profile) -> String {
 
     if !p.skipped.is_empty() {
         let _ = writeln!(out, "\nNot profiled");
-        let mut reasons: Vec<(&str, Vec<String>, Vec<usize>)> = Vec::new();
+        // Per reason: the variables' names, the holes' indices (a hole has no name: the
+        // implementation counts the index but has no variable there), the ranks.
+        let mut reasons: Vec<(&str, Vec<String>, Vec<usize>, Vec<usize>)> = Vec::new();
         for s in &p.skipped {
-            let name = s.name.clone().unwrap_or_else(|| format!("#{}", s.index));
-            match reasons.iter_mut().find(|r| r.0 == s.reason) {
-                Some(r) => {
-                    r.1.push(name);
-                    r.2.extend(&s.ranks);
+            let r = match reasons.iter_mut().position(|r| r.0 == s.reason) {
+                Some(i) => &mut reasons[i],
+                None => {
+                    reasons.push((&s.reason, Vec::new(), Vec::new(), Vec::new()));
+                    reasons.last_mut().expect("just pushed")
                 }
-                None => reasons.push((&s.reason, vec![name], s.ranks.clone())),
+            };
+            match &s.name {
+                Some(name) => r.1.push(name.clone()),
+                None => r.2.push(s.index),
             }
+            r.3.extend(&s.ranks);
         }
-        for (reason, names, mut ranks) in reasons {
+        for (reason, names, mut holes, mut ranks) in reasons {
             ranks.sort_unstable();
             ranks.dedup();
+            holes.sort_unstable();
+            holes.dedup();
             let shown: Vec<&str> = names.iter().take(NAMES_SHOWN).map(String::as_str).collect();
-            let more = if names.len() > NAMES_SHOWN {
-                format!(", ... ({} more)", names.len() - NAMES_SHOWN)
-            } else {
-                String::new()
-            };
+            let mut which = shown.join(", ");
+            if names.len() > NAMES_SHOWN {
+                let _ = write!(which, ", ... ({} more)", names.len() - NAMES_SHOWN);
+            }
+            if !holes.is_empty() {
+                if !which.is_empty() {
+                    which.push_str("; ");
+                }
+                let _ = write!(
+                    which,
+                    "pvar {} {} (counted, but with no variable there)",
+                    if holes.len() == 1 { "index" } else { "indices" },
+                    crate::reduce::ranges(&holes)
+                );
+            }
+            let count = names.len() + holes.len();
             let on = if ranks.len() == p.ranks.len() {
                 "all ranks".to_string()
             } else {
@@ -453,12 +472,7 @@ pub fn render(p: &Profile) -> String {
                         .join(",")
                 )
             };
-            let _ = writeln!(
-                out,
-                "  {} ({on}): {reason}: {}{more}",
-                names.len(),
-                shown.join(", ")
-            );
+            let _ = writeln!(out, "  {count} ({on}): {reason}: {which}");
         }
     }
 
