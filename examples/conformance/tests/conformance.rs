@@ -31,10 +31,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mpit_conformance::{Expect, build_key, implementation_key};
+use mpit_test_support::schema;
 use serde_json::Value as Json;
-
-#[path = "../../tests/common/schema.rs"]
-mod schema;
 
 /// The properties that must not skip on an implementation: what it is known to have after
 /// `MPI_Init` (DESIGN.md's table: pvars on Open MPI, Intel MPI and mpich-ev; one source and
