@@ -27,7 +27,7 @@ fn a_missing_abi_library_is_a_typed_error() {
     let out = Command::new(std::env::current_exe().expect("the test binary"))
         .args([
             "--exact",
-            "a_missing_abi_library_is_a_typed_error",
+            "abi_library::a_missing_abi_library_is_a_typed_error",
             "--nocapture",
         ])
         .env("MPIT_ABI_LIBRARY_CHILD", "1")

@@ -1,9 +1,8 @@
 //! Control variables through the safe API on the installed MPI (all four implementations run
 //! it via `scripts/test`). Each test states the rule it checks and prints what it found.
 
-mod common;
-use common::turn;
 use mpit_safe::{Bind, Datatype, Error, ErrorClass, NoObject, Scope, Value};
+use mpit_test_support::mpi::turn;
 
 /// MPI-4.1 §16.3.6: every unbound control variable can be given a handle and read; the count
 /// the allocation returns sizes the read. Reading through a dynamic handle decodes every

@@ -1,11 +1,10 @@
 //! Control variables written from text (`DynCvarHandle::write_str`), after `MPI_Init`, on the
 //! installed MPI. Each test states the rule it checks and prints what it found.
 
-mod common;
-use common::turn_after_init;
 use mpit_safe::{
     Bind, CvarInfo, Datatype, DynCvarHandle, Error, ErrorClass, Mpit, NoObject, Value, sys,
 };
+use mpit_test_support::mpi::turn_after_init;
 
 /// The unbound, single-element control variables whose scope allows a write (MPI-4.1 §16.3.6:
 /// every scope but constant and read-only), with their handles.

@@ -5,8 +5,7 @@
 //! assumes a particular implementation's numbers: each test states the standard's rule it
 //! checks and prints what it found.
 
-mod common;
-use common::turn_after_init as turn;
+use mpit_test_support::mpi::turn_after_init as turn;
 
 use std::collections::HashSet;
 

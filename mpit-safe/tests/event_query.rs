@@ -5,7 +5,7 @@
 //! says so); on MPICH with `--enable-mpit-events` (mpich-ev) both must exist and every query
 //! about them must work without crashing (its event types' `enumtype` is never used).
 
-mod common;
+use mpit_test_support::mpi as common;
 
 #[test]
 fn event_queries_follow_the_standard() {

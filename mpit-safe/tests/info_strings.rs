@@ -9,8 +9,7 @@
 //! lengths occur. With first buffers of 2048 bytes every string here fits; the unit tests of
 //! `src/query/` run the cut-string path with tiny first buffers.
 
-mod common;
-use common::turn_after_init as turn;
+use mpit_test_support::mpi::turn_after_init as turn;
 
 use std::ffi::{c_char, c_int};
 use std::ptr::null_mut;

@@ -3,9 +3,8 @@
 //! which the tests say and accept; everywhere else (Open MPI, Intel MPI, mpich-ev) they must
 //! find some.
 
-mod common;
-use common::{material, turn_after_init as turn};
 use mpit_safe::{Bind, Error, ErrorClass, Monotonicity, NoObject, Value};
+use mpit_test_support::mpi::{material, turn_after_init as turn};
 
 fn as_f64(v: &Value) -> Option<f64> {
     v.as_f64()

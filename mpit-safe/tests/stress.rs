@@ -3,7 +3,7 @@
 //! and required to stay flat after a warm-up. A leak of a few hundred bytes per cycle shows as
 //! megabytes here; the bound leaves room for allocator noise only.
 
-mod common;
+use mpit_test_support::{mpi as common, process::rss};
 
 use mpit_safe::{Bind, Mpit, NoObject, sys};
 
@@ -14,11 +14,11 @@ fn growth(what: &str, n: usize, mut step: impl FnMut(usize)) -> u64 {
     for i in 0..warm {
         step(i);
     }
-    let after_warm_up = common::rss();
+    let after_warm_up = rss();
     for i in warm..n {
         step(i);
     }
-    let end = common::rss();
+    let end = rss();
     let grown = end.saturating_sub(after_warm_up);
     println!(
         "{what}: {n} iterations on {}: RSS {} KiB after {warm} (warm-up), {} KiB at the end \

@@ -5,7 +5,7 @@
 //! set size must stay flat after a warm-up. Own test binary: MPI is initialised at
 //! `MPI_THREAD_MULTIPLE` here, not at the single level of the other tests.
 
-mod common;
+use mpit_test_support::process::rss;
 
 use mpit_safe::level::Multiple;
 use mpit_safe::{Bind, Mpit, NoObject, PvarClass, sys};
@@ -123,14 +123,14 @@ fn four_threads_read_pvars_and_cvars() {
             s.spawn(|| reader(&mpit, &cvars, &pvars, ROUNDS / 10));
         }
     });
-    let before = common::rss();
+    let before = rss();
     let reads: u64 = std::thread::scope(|s| {
         let threads: Vec<_> = (0..THREADS)
             .map(|_| s.spawn(|| reader(&mpit, &cvars, &pvars, ROUNDS)))
             .collect();
         threads.into_iter().map(|t| t.join().unwrap()).sum()
     });
-    let after = common::rss();
+    let after = rss();
     let grown = after.saturating_sub(before);
     println!(
         "{implementation}: {reads} concurrent reads; RSS {} KiB after the warm-up, {} KiB at \

@@ -4,8 +4,7 @@
 //! variable's enumeration, resolved on demand, is the listing's, and one enumeration is
 //! resolved once per visit.
 
-mod common;
-use common::turn_after_init as turn;
+use mpit_test_support::mpi::turn_after_init as turn;
 
 use std::ops::ControlFlow;
 use std::sync::Arc;

@@ -12,8 +12,7 @@ use std::process::Command;
 use mpit_core::constants::{FAMILIES, Family, Gate, Repr};
 use mpit_sys::*;
 
-mod common;
-use common::mpicc_words;
+use mpit_test_support::cc;
 
 /// Asserts that every value of a named group is distinct, naming the clash.
 fn assert_distinct(group: &str, items: &[(&str, c_int)]) {
@@ -159,7 +158,7 @@ fn compile_c(name: &str, program: &str, flags: &[&str]) -> String {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let src = dir.join(format!("mpit_{name}.c"));
     std::fs::write(&src, program).unwrap();
-    let mpicc = mpicc_words();
+    let mpicc = cc::mpicc_words(env!("MPIT_SYS_MPICC"));
     let mut cmd = if mpicc.is_empty() {
         let mut c = Command::new("cc");
         c.args(env!("MPIT_SYS_CFLAGS").split_whitespace());

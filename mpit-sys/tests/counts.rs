@@ -11,8 +11,7 @@ use std::process::Command;
 
 use mpit_sys::*;
 
-mod common;
-use common::mpicc_words;
+use mpit_test_support::cc;
 
 /// The C reference, shared with `scripts/test`'s summary.
 const C_PROGRAM: &str = include_str!("counts.c");
@@ -46,7 +45,7 @@ fn c_counts() -> String {
     let src = dir.join("mpit_counts.c");
     let exe = dir.join("mpit_counts_c");
     std::fs::write(&src, C_PROGRAM).unwrap();
-    let mpicc = mpicc_words();
+    let mpicc = cc::mpicc_words(env!("MPIT_SYS_MPICC"));
     let mut cmd = if mpicc.is_empty() {
         let mut c = Command::new("cc");
         c.args(env!("MPIT_SYS_CFLAGS").split_whitespace());

@@ -2,10 +2,7 @@
 //! and `-V` exit 0 with the usage and the version on standard output, an unknown flag or
 //! property exits 2 with the error on standard error; `--list` needs no MPI job.
 
-#[path = "../../tests/common/cli.rs"]
-mod cli;
-
-use cli::{check_tool, run, text};
+use mpit_test_support::cli::{check_tool, run, text};
 
 const TOOL: &str = env!("CARGO_BIN_EXE_mpit-conform");
 

@@ -31,10 +31,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mpit_conformance::{Expect, build_key, implementation_key};
+use mpit_test_support::schema;
 use serde_json::Value as Json;
-
-#[path = "../../tests/common/schema.rs"]
-mod schema;
 
 /// The properties that must not skip on an implementation: what it is known to have after
 /// `MPI_Init` (DESIGN.md's table: pvars on Open MPI, Intel MPI and mpich-ev; one source and
@@ -321,7 +319,7 @@ fn findings_match_the_expectation_file_and_reproduce_in_c() {
         let mut text = format!(
             "# mpit-conform expectations for {key} ({lib});\n\
              # property<TAB>status<TAB>findings (kind/grade/rule-id; grades: violation, error-class, unchecked-input).\n\
-             # Re-record: MPIT_CONFORM_RECORD=1 scripts/with-mpi {key} cargo test -p mpit-conformance --test conformance\n"
+             # Re-record: MPIT_CONFORM_RECORD=1 scripts/with-mpi {key} cargo test -p mpit-conformance --test integration conformance::\n"
         );
         // A line with alternatives (and its comment) stays as written while it still holds.
         let before = parse_expected(&std::fs::read_to_string(&path).unwrap_or_default());

@@ -86,8 +86,8 @@ impl Mode {
     /// The test function whose children run in this mode, passed to the child with `--exact`.
     fn test_name(self) -> &'static str {
         match self {
-            Mode::Raw => "mpi_t_orderings_around_mpi_init",
-            Mode::Safe => "safe_api_orderings_around_mpi_init",
+            Mode::Raw => "ordering::mpi_t_orderings_around_mpi_init",
+            Mode::Safe => "ordering::safe_api_orderings_around_mpi_init",
         }
     }
 

@@ -13,8 +13,7 @@
 
 use std::time::Duration;
 
-mod common;
-use common::init_mpi;
+use mpit_test_support::mpi::init_mpi;
 
 use mpit_conformance::child::{self, Text};
 use mpit_safe::quirks::{self, QUIRKS};
@@ -31,9 +30,11 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// What a child did.
 type Output = child::Run<Text, Text>;
 
-/// Re-runs this binary's test `test` with `CHILD=scenario`.
+/// Re-runs this binary's test `test` (of this module) with `CHILD=scenario`.
 fn run_child(test: &str, scenario: &str) -> Output {
-    let out: Output = child::run(&mut child::test_command(test, CHILD, scenario), TIMEOUT).unwrap();
+    let test = format!("quirks::{test}");
+    let out: Output =
+        child::run(&mut child::test_command(&test, CHILD, scenario), TIMEOUT).unwrap();
     for l in out.stdout.0.lines().chain(out.stderr.0.lines()) {
         eprintln!("  {scenario} | {l}");
     }
