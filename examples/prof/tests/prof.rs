@@ -688,18 +688,18 @@ fn abi_build_refuses_a_native_program() {
         .unwrap();
     check(&o, "the launcher", "is linked against libmpi.so.12");
     assert!(!out.exists(), "no profile is written");
-    // `cargo test` leaves the package's cdylib in `deps/`: build it (current) beside the
-    // launcher, with the tests' features (as in `real_programs.rs`).
-    let lib = Path::new(LAUNCHER).with_file_name("libmpit_prof.so");
-    let status = Command::new(option_env!("CARGO").unwrap_or("cargo"))
-        .args(["build", "-q", "-p", "mpit-prof", "--lib", "--test", "prof"])
-        .status()
-        .expect("cargo runs");
-    assert!(
-        status.success() && lib.exists(),
-        "building {}",
-        lib.display()
-    );
+    // The library the launcher would preload: the newer of the copy beside it and the one
+    // `cargo test` leaves in `deps/` (no nested cargo build: see real_programs.rs).
+    let dir = Path::new(LAUNCHER).parent().unwrap();
+    let lib = [
+        dir.join("libmpit_prof.so"),
+        dir.join("deps/libmpit_prof.so"),
+    ]
+    .into_iter()
+    .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+    .max_by_key(|(t, _)| *t)
+    .map(|(_, p)| p)
+    .expect("libmpit_prof.so beside the launcher or in deps/");
     let o = timed(&exe)
         .arg("3")
         .env("LD_PRELOAD", &lib)

@@ -59,10 +59,8 @@ print(json.dumps({
 "#;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    // examples/prof -> the workspace root.
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The Python with Hatchet, or `None` (then the test passes saying so, except under CI).

@@ -34,36 +34,23 @@ const PROF: &str = env!("CARGO_BIN_EXE_mpit-prof");
 /// Debian's Python, the one `python3-mpi4py` installs into.
 const PYTHON: &str = "/usr/bin/python3";
 
-/// The preload library the launcher puts in front of the program, built first beside the
-/// launcher: `cargo test` leaves the package's `cdylib` in `deps/`, and the copy beside the
-/// launcher would otherwise be missing or stale.
+/// The preload library the launcher puts in front of the program: the newer of the copy beside
+/// the launcher and the one `cargo test` leaves in `deps/` (the launcher's own choice). Not
+/// rebuilt here: a nested `cargo build` of the package resolves its dependencies' features on
+/// its own and rebuilds the rlib the run's doctests link against another `mpit_safe`.
 fn preload_library() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
-        let lib = Path::new(PROF).with_file_name("libmpit_prof.so");
-        let mut cargo = Command::new(option_env!("CARGO").unwrap_or("cargo"));
-        // With this test among the targets: the library is built with the tests' features
-        // (the dev-dependencies'), as `cargo test` built it, so it is not rebuilt over the
-        // rlib the run's doctests link.
-        cargo.args([
-            "build",
-            "-q",
-            "-p",
-            "mpit-prof",
-            "--lib",
-            "--test",
-            "real_programs",
-        ]);
-        if lib.parent().and_then(Path::file_name) == Some("release".as_ref()) {
-            cargo.arg("--release");
-        }
-        let status = cargo.status().expect("cargo runs");
-        assert!(
-            status.success() && lib.exists(),
-            "building {}",
-            lib.display()
-        );
-        lib
+        let dir = Path::new(PROF).parent().unwrap();
+        [
+            dir.join("libmpit_prof.so"),
+            dir.join("deps/libmpit_prof.so"),
+        ]
+        .into_iter()
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| panic!("no libmpit_prof.so beside {PROF} or in its deps/"))
     })
 }
 
