@@ -422,7 +422,9 @@ pub fn render(p: &Profile) -> String {
         let _ = writeln!(out, "\nNot profiled");
         // Per reason: the variables' names, the holes' indices (a hole has no name: the
         // implementation counts the index but has no variable there), the ranks.
-        let mut reasons: Vec<(&str, Vec<String>, Vec<usize>, Vec<usize>)> = Vec::new();
+        // (reason, names, hole indices, ranks)
+        type Group<'a> = (&'a str, Vec<String>, Vec<usize>, Vec<usize>);
+        let mut reasons: Vec<Group<'_>> = Vec::new();
         for s in &p.skipped {
             let r = match reasons.iter_mut().position(|r| r.0 == s.reason) {
                 Some(i) => &mut reasons[i],
