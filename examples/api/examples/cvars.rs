@@ -15,6 +15,8 @@ const EAGER_LIMITS: &[&str] = &[
     "btl_tcp_eager_limit",                  // Open MPI without shared memory (a singleton)
     "MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE", // MPICH's ch4:ofi, Intel MPI
     "MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE",     // MPICH's ch3
+    "I_MPI_SHM_EAGER_THRESHOLD",            // Intel MPI's shared memory
+    "MPIR_CVAR_INTEL_SHM_EAGER_THRESHOLD",  // the same, by its MPICH-style name
 ];
 
 /// A typed read: `T` is checked against the variable's datatype once, when the handle is made.
