@@ -70,14 +70,77 @@ fn same_header_check(fingerprint: &[(String, String)], header: &str, found_by: &
             .map(|(_, v)| v.as_str())
             .collect::<Vec<_>>()
             .join(", "),
-        msg = format!(
-            "mpi-sys was built from another mpi.h than the one mpit-sys reads now ({header}, \
-             found by {found_by}). mpi-sys's build script does not rerun when MPICC or \
-             MPI_PKG_CONFIG change: run `cargo clean -p mpi-sys`, or keep one target directory \
-             per MPI (CARGO_TARGET_DIR)."
-        )
+        msg = stale_message(header, found_by)
     );
     s
+}
+
+/// What both header checks say: the stale `mpi-sys` and the two ways out.
+fn stale_message(header: &str, found_by: &str) -> String {
+    format!(
+        "mpi-sys was built from another mpi.h than the one mpit-sys reads now ({header}, \
+         found by {found_by}). mpi-sys's build script does not rerun when MPICC or \
+         MPI_PKG_CONFIG change: run `cargo clean -p mpi-sys`, or keep one target directory \
+         per MPI (CARGO_TARGET_DIR)."
+    )
+}
+
+/// The same check before anything compiles: `mpi-sys`'s bindings (`functions_and_types.rs` in
+/// its `OUT_DIR`, a sibling of ours) read for the fingerprint's constants. Switching between
+/// two implementations otherwise shows dozens of unresolved imports before the const check's
+/// message. `Err` only when every `mpi-sys` build beside ours was made from another header (a
+/// leftover of another feature set is not a verdict); nothing found leaves it to the const check.
+fn early_header_check(fingerprint: &[(String, String)]) -> Result<(), String> {
+    let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
+    let Some(build) = out.parent().and_then(Path::parent) else {
+        return Ok(());
+    };
+    let Ok(entries) = fs::read_dir(build) else {
+        return Ok(());
+    };
+    let mut seen = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with("mpi-sys-") {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(entry.path().join("out/functions_and_types.rs")) else {
+            continue;
+        };
+        let theirs = |m: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("pub const {m}: ")))
+                .and_then(|rest| rest.split_once(" = "))
+                .and_then(|(_, v)| v.trim_end_matches(';').parse::<u64>().ok())
+                .unwrap_or(u64::MAX)
+        };
+        let differ: Vec<String> = fingerprint
+            .iter()
+            .filter(|(m, ours)| ours.parse::<u64>().ok() != Some(theirs(m)))
+            .map(|(m, ours)| {
+                let show = |v: u64| {
+                    if v == u64::MAX {
+                        "undefined".to_owned()
+                    } else {
+                        v.to_string()
+                    }
+                };
+                format!(
+                    "{m} {} there, {} here",
+                    show(theirs(m)),
+                    show(ours.parse().unwrap_or(u64::MAX))
+                )
+            })
+            .collect();
+        if differ.is_empty() {
+            return Ok(());
+        }
+        seen.push(differ.join(", "));
+    }
+    match seen.first() {
+        None => Ok(()),
+        Some(first) => Err(first.clone()),
+    }
 }
 
 /// The launcher of the MPI whose `mpicc` the build used: beside it, `mpiexec.X` for
@@ -412,11 +475,13 @@ fn main() {
             consts.push('\n');
         }
     }
-    consts.push_str(&same_header_check(
-        &fingerprint,
-        &header,
-        lib.mpicc.as_deref().unwrap_or("pkg-config"),
-    ));
+    let found_by = lib.mpicc.as_deref().unwrap_or("pkg-config");
+    if let Err(differ) = early_header_check(&fingerprint) {
+        eprintln!("{}", stale_message(&header, found_by));
+        eprintln!("(mpi.h's version macros: {differ})");
+        std::process::exit(1);
+    }
+    consts.push_str(&same_header_check(&fingerprint, &header, found_by));
     let launcher = launcher_beside(lib.mpicc.as_deref(), &lib.lib_paths)
         .map(|p| p.display().to_string())
         .unwrap_or_default();

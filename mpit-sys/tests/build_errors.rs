@@ -68,6 +68,16 @@ fn assert_guidance(err: &str) {
     }
 }
 
+/// A failed build whose message names the stale `mpi-sys` and the way out.
+fn assert_names_stale_mpi_sys(o: &Output, err: &str) {
+    assert!(!o.status.success(), "a stale mpi-sys went unnoticed");
+    assert!(
+        err.contains("mpi-sys was built from another mpi.h than the one mpit-sys reads now")
+            && err.contains("cargo clean -p mpi-sys"),
+        "{err}"
+    );
+}
+
 /// The first directory of PATH holding `tool`.
 fn which(tool: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
@@ -175,11 +185,34 @@ fn a_stale_mpi_sys_is_named() {
     assert!(first.status.success(), "{}", stderr(&first));
     let second = cargo_build(&dir).env("MPICC", &wrapper).output().unwrap();
     let err = stderr(&second);
-    assert!(!second.status.success(), "a stale mpi-sys went unnoticed");
-    assert!(
-        err.contains("mpi-sys was built from another mpi.h than the one mpit-sys reads now")
-            && err.contains("cargo clean -p mpi-sys"),
-        "{err}"
-    );
+    assert_names_stale_mpi_sys(&second, &err);
     eprintln!("MPICC changed in a target directory: mpit-sys names the stale mpi-sys");
+}
+
+/// One target directory, Debian's MPICH then Debian's Open MPI (`MPICC=mpicc.mpich`, then
+/// `mpicc.openmpi`): the stale `mpi-sys` must be named before anything compiles, not after the
+/// unresolved imports that two implementations' different bindings give (`E0432`).
+#[test]
+fn switching_implementations_names_the_stale_mpi_sys_first() {
+    if !enabled("switching_implementations_names_the_stale_mpi_sys_first") {
+        return;
+    }
+    let (mpich, openmpi) = ("/usr/bin/mpicc.mpich", "/usr/bin/mpicc.openmpi");
+    for cc in [mpich, openmpi] {
+        assert!(
+            Path::new(cc).exists(),
+            "{cc} is missing: scripts/setup installs Debian's MPICH and Open MPI"
+        );
+    }
+    let dir = target("switch");
+    let first = cargo_build(&dir).env("MPICC", mpich).output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    let second = cargo_build(&dir).env("MPICC", openmpi).output().unwrap();
+    let err = stderr(&second);
+    assert_names_stale_mpi_sys(&second, &err);
+    assert!(
+        !err.contains("error[E"),
+        "compile errors came with the advice:\n{err}"
+    );
+    eprintln!("MPICH then Open MPI in one target directory: named before compiling");
 }
