@@ -32,7 +32,8 @@ CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/mpit-rs"
 MPICH_EV_PREFIX="$CACHE_DIR/mpich-4.0.2-ev-$(printf '%s ' "$MPICH_EV_SHA256" "${MPICH_EV_FLAGS[@]}" |
   sha256sum | cut -c1-12)"
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# log MESSAGE: a step, with the time since the script started (the stages' times in a log).
+log() { printf '\033[1m==> [%d:%02d] %s\033[0m\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 # apt_install PACKAGE...: installs those not installed yet.
 apt_install() {
@@ -84,7 +85,7 @@ mpich_ev_build() {
   python3 "$ROOT/scripts/debian-source.py" "$MPICH_EV_SOURCE" "$MPICH_EV_SHA256" "$tarball"
   rm -rf "$build" "$MPICH_EV_PREFIX"; mkdir -p "$build"
   tar -C "$build" -xJf "$tarball"
-  log "mpich-ev: configure ${MPICH_EV_FLAGS[*]} (26m41s measured on 2 cores shared with other builds; log: $build/build.log)"
+  log "mpich-ev: configure ${MPICH_EV_FLAGS[*]} (10m36s on 2 cores; log: $build/build.log)"
   local t0=$SECONDS rc=0
   (
     cd "$build/mpich-4.0.2"
@@ -164,6 +165,21 @@ path_without_mpi() {
   echo "$bin"
 }
 
+# shared_target IMPL: CARGO_TARGET_DIR=$MPIT_SHARED_TARGET, one target dir for every native
+# MPI in turn (scripts/test): what does not depend on the MPI (most of the dependency graph) is
+# built once. mpi-sys's build script does not rerun when MPICC changes, so on a change of MPI
+# it is cleaned (cargo then rebuilds everything above it), and so is the tests' scratch
+# directory (C programs and nested crates built with the previous MPI's mpicc).
+shared_target() {
+  export CARGO_TARGET_DIR="$MPIT_SHARED_TARGET"
+  local mark="$CARGO_TARGET_DIR/.selected-mpi"
+  [ "$(cat "$mark" 2>/dev/null)" != "$1" ] || return 0
+  cargo clean -q --manifest-path "$ROOT/Cargo.toml" -p mpi-sys || return 1
+  cargo clean -q --manifest-path "$ROOT/Cargo.toml" -p mpi-sys --release || return 1
+  rm -rf "$CARGO_TARGET_DIR/tmp"
+  mkdir -p "$CARGO_TARGET_DIR" && echo "$1" > "$mark"
+}
+
 select_mpi() {
   unset MPI_PKG_CONFIG
   # The checkout's mpit-prof finds libmpit_prof.so beside it in the target directory: no copy
@@ -181,7 +197,7 @@ select_mpi() {
           intel) export MPIT_ABI_MPICC="$MPI_DIR/intel-wheel/bin/mpicc -mpi-abi" ;;
           *) echo "abi:$run: $run has no MPI-5 ABI library (abi:mpich5, abi:intel)" >&2; return 1 ;;
         esac
-        select_mpi "$run" || return 1
+        MPIT_SHARED_TARGET="" select_mpi "$run" || return 1
         # The test event provider for that ABI library (an ABI build has no C compiler at build
         # time): built here when missing or older than its source; the tools read it at run time.
         local src="$ROOT/examples/event-provider" prov="$ROOT/target/abi/event-provider-$run"
@@ -207,6 +223,7 @@ select_mpi() {
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
   export CARGO_TARGET_DIR="$ROOT/target/$1"
+  [ -z "${MPIT_SHARED_TARGET:-}" ] || shared_target "$1" || return 1
   case "$1" in
     mpich)    export MPICC=/usr/bin/mpicc.mpich MPIEXEC="/usr/bin/mpiexec.mpich" ;;
     openmpi)  export MPICC=/usr/bin/mpicc.openmpi MPIEXEC="/usr/bin/mpiexec.openmpi --oversubscribe" ;;
