@@ -432,6 +432,35 @@ fn holes_are_shown_as_index_ranges() {
     );
 }
 
+/// On Open MPI the holes are explained once (the components it closed, the monitoring ones);
+/// elsewhere that line is not there.
+#[test]
+fn open_mpi_holes_are_explained_once() {
+    let with = |library: &str, holes: &[usize]| {
+        let mut a = rank(
+            0,
+            1,
+            vec![],
+            vec![node(None, "main", Kind::Region, 1, 1, vec![], vec![])],
+        );
+        a.library = library.into();
+        for &index in holes {
+            a.skipped.push(SkippedData {
+                index,
+                name: None,
+                reason: "no information (a hole): MPI_T_ERR_INVALID".into(),
+            });
+        }
+        mpit_prof::write::text::render(&reduce(&[a]))
+    };
+    let note = mpit_prof::write::text::OPEN_MPI_HOLES;
+    let text = with("Open MPI v4.1.4, package: Debian OpenMPI", &[1, 2, 18, 21]);
+    assert_eq!(text.matches(note).count(), 1, "{text}");
+    assert!(note.contains("coll_monitoring_*") && note.contains("OMPI_MCA_pml_monitoring_enable"));
+    assert!(!with("MPICH Version: 4.0.2", &[1, 2]).contains(note));
+    assert!(!with("Open MPI v4.1.4", &[]).contains(note));
+}
+
 /// A note several ranks make is one line naming them, not one line per rank.
 #[test]
 fn a_note_of_every_rank_is_one_line() {
