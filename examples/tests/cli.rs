@@ -4,10 +4,7 @@
 //! nothing on standard output. None of these initialises MPI. (`mpit-conform` and `mpit-prof`
 //! live in their own packages; their tests are `conformance/tests/cli.rs`, `prof/tests/cli.rs`.)
 
-#[path = "common/cli.rs"]
-mod cli;
-
-use cli::{check_tool, run, text};
+use mpit_test_support::cli::{check_tool, run, text};
 
 /// The binaries of this package.
 const TOOLS: [(&str, &str); 5] = [

@@ -38,12 +38,6 @@ fn rsmpi_traffic_raises_events() {
 }
 
 #[cfg(mpit_events)]
-#[path = "common/mpirun.rs"]
-mod mpirun;
-#[cfg(mpit_events)]
-mod provider;
-
-#[cfg(mpit_events)]
 mod with_events {
     // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
     #[cfg(mpit_abi)]
@@ -94,7 +88,7 @@ mod with_events {
         cmd
     }
 
-    use crate::mpirun::{run, show};
+    use mpit_test_support::process::{run, show, test_path};
 
     #[test]
     fn c_test_program() {
@@ -289,7 +283,7 @@ mod with_events {
             .arg(std::env::current_exe().expect("current_exe"))
             .args([
                 "--exact",
-                "with_events::rsmpi_traffic_raises_events",
+                &test_path(module_path!(), "rsmpi_traffic_raises_events"),
                 "--nocapture",
             ]);
         let out = run(cmd, Duration::from_secs(300));

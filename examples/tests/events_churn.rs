@@ -13,10 +13,6 @@
 //! the receives on a second thread (`MPI_THREAD_MULTIPLE`), see `events_threads.rs`.
 
 #[cfg(mpit_events)]
-#[path = "common/mpirun.rs"]
-mod mpirun;
-
-#[cfg(mpit_events)]
 mod churn {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,7 +24,8 @@ mod churn {
     use mpit_safe::mpi;
     use mpit_safe::{CbSafety, Mpit, NoObject};
 
-    use crate::mpirun;
+    use mpit_test_support::mpi::no_event_type;
+    use mpit_test_support::process::{self, test_path};
 
     const CHILD: &str = "MPIT_EVENTS_CHURN_CHILD";
     /// Messages per batch (one registration each), with tags 0..BATCH.
@@ -99,12 +96,12 @@ mod churn {
                     "cycle {cycle}: no free callback within 10 s"
                 );
                 if cycle + 1 == CYCLES / 10 {
-                    warm = mpirun::rss();
+                    warm = process::rss();
                 }
             }
             from.send_with_tag(&0i32, DONE);
             let (cycles, received) = (CYCLES, MESSAGES);
-            let end = mpirun::rss();
+            let end = process::rss();
             let grown = end.saturating_sub(warm);
             let n = delivered.load(Ordering::Relaxed);
             println!(
@@ -136,19 +133,22 @@ mod churn {
             child();
             return;
         }
-        let mut cmd = mpirun::mpiexec();
+        let mut cmd = process::mpiexec();
         cmd.args(["-n", "2", "env", &format!("{CHILD}=1")])
             .arg(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "churn::registration_churn_with_callbacks_in_flight",
+                &test_path(
+                    module_path!(),
+                    "registration_churn_with_callbacks_in_flight",
+                ),
                 "--nocapture",
                 "--test-threads=1",
             ]);
-        let out = mpirun::run(cmd, Duration::from_secs(300));
-        let text = mpirun::show(&out);
+        let out = process::run(cmd, Duration::from_secs(300));
+        let text = process::show(&out);
         assert!(out.status.success(), "the 2-rank run failed");
-        if mpirun::no_event_type(
+        if no_event_type(
             &text,
             NO_EVENTS,
             "unexp_message_enqueued",

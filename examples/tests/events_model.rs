@@ -10,9 +10,6 @@
 //! Re-runs itself with the provider preloaded; without the event API (Open MPI) it says so.
 
 #[cfg(mpit_events)]
-mod provider;
-
-#[cfg(mpit_events)]
 mod with_events {
     use std::sync::atomic::Ordering;
     use std::time::Instant;
@@ -20,6 +17,7 @@ mod with_events {
     use mpit_conformance::{check_event_sequence, event_op};
     use mpit_safe::Mpit;
     use mpit_safe::level;
+    use mpit_test_support::process::test_path;
     use proptest::prelude::*;
 
     use crate::provider::Provider;
@@ -117,7 +115,7 @@ mod with_events {
 
     fn rerun(test: &str) -> String {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", test, "--nocapture"])
+            .args(["--exact", &test_path(module_path!(), test), "--nocapture"])
             .env(CHILD, "1")
             .env("LD_PRELOAD", PROVIDER.as_str())
             .output()
@@ -136,7 +134,7 @@ mod with_events {
         if std::env::var_os(CHILD).is_some() {
             return child();
         }
-        let text = rerun("with_events::provider_follows_the_model");
+        let text = rerun("provider_follows_the_model");
         assert!(text.contains("provider agrees with the model on 200"));
     }
 
@@ -145,7 +143,7 @@ mod with_events {
         if std::env::var_os(CHILD).is_some() {
             return threads_child();
         }
-        let text = rerun("with_events::provider_follows_the_model_from_threads");
+        let text = rerun("provider_follows_the_model_from_threads");
         assert!(text.contains("3 concurrent threads"));
     }
 }

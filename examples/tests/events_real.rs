@@ -31,12 +31,6 @@
 //! nothing to run.
 
 #[cfg(mpit_events)]
-#[path = "common/mpirun.rs"]
-mod mpirun;
-#[cfg(mpit_events)]
-mod provider;
-
-#[cfg(mpit_events)]
 mod with_events {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
@@ -52,8 +46,11 @@ mod with_events {
         NoObject, PvarClass, Registration, Session, SourceOrder, quirks,
     };
 
-    use crate::mpirun;
     use crate::provider::Provider;
+    use mpit_test_support::mpi::{
+        library_configured_with_events, library_configured_with_recvq_pvars,
+    };
+    use mpit_test_support::process::{self, test_path};
 
     const CHILD: &str = "MPIT_EVENTS_REAL_CHILD";
     /// Messages of the three rounds: on `MPI_COMM_WORLD`, on a duplicate, and on
@@ -565,7 +562,7 @@ mod with_events {
             );
         } else {
             assert!(
-                !mpirun::library_configured_with_recvq_pvars(),
+                !library_configured_with_recvq_pvars(),
                 "this MPI says it was configured with the receive-queue pvars, but has none"
             );
             println!(
@@ -814,16 +811,21 @@ mod with_events {
 
     /// Runs test `name` of this binary on 2 ranks in `origin` mode; returns the output.
     fn launch(name: &str, origin: Origin) -> (bool, String) {
-        let mut cmd = mpirun::mpiexec();
+        let mut cmd = process::mpiexec();
         cmd.args(["-n", "2", "env"]);
         if origin == Origin::Provider {
             cmd.arg(format!("LD_PRELOAD={}", provider()));
         }
         cmd.arg(format!("{CHILD}={origin:?}"))
             .arg(std::env::current_exe().unwrap())
-            .args(["--exact", name, "--nocapture", "--test-threads=1"]);
-        let out = mpirun::run(cmd, Duration::from_secs(300));
-        let text = mpirun::show(&out);
+            .args([
+                "--exact",
+                &test_path(module_path!(), name),
+                "--nocapture",
+                "--test-threads=1",
+            ]);
+        let out = process::run(cmd, Duration::from_secs(300));
+        let text = process::show(&out);
         (out.status.success(), text)
     }
 
@@ -843,11 +845,11 @@ mod with_events {
         if as_child(Origin::Real) {
             return;
         }
-        let (ok, out) = launch("with_events::events_of_the_real_mpi", Origin::Real);
+        let (ok, out) = launch("events_of_the_real_mpi", Origin::Real);
         assert!(ok, "the 2-rank run failed");
         if out.contains(NO_EVENTS) {
             assert!(
-                !mpirun::library_configured_with_events(),
+                !library_configured_with_events(),
                 "this MPI says it was configured with --enable-mpit-events, but has no \
                  receive-queue events after MPI_Init"
             );
@@ -870,10 +872,7 @@ mod with_events {
         if as_child(Origin::Provider) {
             return;
         }
-        let (ok, out) = launch(
-            "with_events::the_same_events_from_the_provider",
-            Origin::Provider,
-        );
+        let (ok, out) = launch("the_same_events_from_the_provider", Origin::Provider);
         assert!(ok, "the 2-rank run failed");
         assert!(
             out.contains(&format!("{PASSED} (Provider)")),

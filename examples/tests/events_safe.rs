@@ -4,9 +4,6 @@
 //! `$MPIEXEC -n 2`); where the header has no event API (Open MPI) it says so and passes.
 
 #[cfg(mpit_events)]
-mod provider;
-
-#[cfg(mpit_events)]
 mod with_events {
     // rsmpi in the native build; mpit_safe::mpi stands in for it in the ABI build.
     #[cfg(mpit_abi)]
@@ -18,6 +15,7 @@ mod with_events {
     use std::time::Duration;
 
     use mpit_safe::{CbSafety, Dropped, Mpit, NoObject};
+    use mpit_test_support::process::{self, test_path};
 
     use crate::provider::{Provider, TestEvent};
 
@@ -578,7 +576,7 @@ mod with_events {
                 None
             }
             Err(_) => Some(rerun(
-                &["--exact", &format!("with_events::{test}")],
+                &["--exact", &test_path(module_path!(), test)],
                 mode,
                 mpiexec,
             )),
@@ -600,36 +598,10 @@ mod with_events {
         };
         cmd.args(args).args(["--nocapture", "--test-threads=1"]);
         cmd.env(CHILD, mode).env("LD_PRELOAD", PROVIDER.as_str());
-        let out = run_with_timeout(cmd, Duration::from_secs(120));
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        for l in text.lines() {
-            eprintln!("  | {l}");
-        }
+        let out = process::run(cmd, Duration::from_secs(120));
+        let text = process::show(&out);
         assert!(out.status.success(), "child {mode} failed: {}", out.status);
         text
-    }
-
-    /// Runs `cmd`, killing it after `limit` (a hung MPI job must fail the test, not stall it).
-    fn run_with_timeout(mut cmd: Command, limit: Duration) -> std::process::Output {
-        use std::process::Stdio;
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let start = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > limit {
-                let _ = child.kill();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        child.wait_with_output().unwrap()
     }
 
     #[test]

@@ -22,10 +22,6 @@
 //! to run.
 
 #[cfg(mpit_events)]
-#[path = "common/mpirun.rs"]
-mod mpirun;
-
-#[cfg(mpit_events)]
 mod threads {
     use std::path::Path;
     use std::sync::Arc;
@@ -40,7 +36,9 @@ mod threads {
     use mpit_safe::mpi;
     use mpit_safe::{CbSafety, Mpit, NoObject, quirks};
 
-    use crate::mpirun;
+    use mpit_test_support::cc;
+    use mpit_test_support::mpi::no_event_type;
+    use mpit_test_support::process::{self, test_path};
 
     const CHILD: &str = "MPIT_EVENTS_THREADS_CHILD";
     const NO_EVENTS: &str = "no unexp_message_enqueued event type";
@@ -50,7 +48,7 @@ mod threads {
 
     /// Says so and returns `true` where the MPI raises no such event (and may not).
     fn nothing_to_show(out: &str) -> bool {
-        mpirun::no_event_type(
+        no_event_type(
             out,
             NO_EVENTS,
             "unexp_message_enqueued",
@@ -60,12 +58,17 @@ mod threads {
 
     /// Runs this test binary's `test` as the child of a 2-rank job.
     fn job(test: &str, scenario: &str) -> (bool, String) {
-        let mut cmd = mpirun::mpiexec();
+        let mut cmd = process::mpiexec();
         cmd.args(["-n", "2", "env", &format!("{CHILD}={scenario}")])
             .arg(std::env::current_exe().unwrap())
-            .args(["--exact", test, "--nocapture", "--test-threads=1"]);
-        let out = mpirun::run(cmd, Duration::from_secs(300));
-        (out.status.success(), mpirun::show(&out))
+            .args([
+                "--exact",
+                &test_path(module_path!(), test),
+                "--nocapture",
+                "--test-threads=1",
+            ]);
+        let out = process::run(cmd, Duration::from_secs(300));
+        (out.status.success(), process::show(&out))
     }
 
     /// A child's start: MPI at `MPI_THREAD_MULTIPLE`, MPI_T, and the event type (`None`, said
@@ -88,11 +91,14 @@ mod threads {
     #[test]
     fn c_reproducer_frees_under_the_callback() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("quirks/event_free_in_flight.c");
-        let exe = mpirun::build_c(&src, "event_free_in_flight");
-        let mut cmd = mpirun::mpiexec();
+        let exe = cc::build_c(
+            &src,
+            &Path::new(env!("CARGO_TARGET_TMPDIR")).join("event_free_in_flight"),
+        );
+        let mut cmd = process::mpiexec();
         cmd.args(["-n", "2"]).arg(&exe);
-        let out = mpirun::run(cmd, Duration::from_secs(120));
-        let text = mpirun::show(&out);
+        let out = process::run(cmd, Duration::from_secs(120));
+        let text = process::show(&out);
         assert!(out.status.success(), "the reproducer failed");
         if nothing_to_show(&text) {
             return;
@@ -126,10 +132,7 @@ mod threads {
             }
             return;
         }
-        let (ok, text) = job(
-            "threads::safe_free_waits_for_the_callback_in_flight",
-            "in-flight",
-        );
+        let (ok, text) = job("safe_free_waits_for_the_callback_in_flight", "in-flight");
         assert!(ok, "the 2-rank run failed");
         if nothing_to_show(&text) {
             return;
@@ -209,7 +212,7 @@ mod threads {
             }
             return;
         }
-        let (ok, text) = job("threads::churn_against_a_receiving_thread", "churn");
+        let (ok, text) = job("churn_against_a_receiving_thread", "churn");
         assert!(
             ok,
             "the 2-rank run failed (without the guard MPICH 4.0.2 crashes here)"
@@ -278,11 +281,11 @@ mod threads {
                 );
                 cycles += 1;
                 if cycles == 10_000 {
-                    (warm, warm_at) = (mpirun::rss(), cycles);
+                    (warm, warm_at) = (process::rss(), cycles);
                 }
             }
         });
-        let end = mpirun::rss();
+        let end = process::rss();
         let n = delivered.load(Ordering::Relaxed);
         println!(
             "rank 0: {cycles} registrations allocated, called and freed while a second thread \

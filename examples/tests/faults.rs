@@ -43,14 +43,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use mpit_safe::Vendor;
+use mpit_test_support::cc;
+use mpit_test_support::rows::own_rows;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-
-#[path = "common/mpirun.rs"]
-mod mpirun;
-#[path = "common/rows.rs"]
-mod rows;
-use rows::own_rows;
 
 const ATTACH: &str = env!("CARGO_BIN_EXE_mpir-attach");
 const DUMP: &str = env!("CARGO_BIN_EXE_mqd-dump");
@@ -250,7 +246,7 @@ fn build(src: &str, name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(src);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("faults");
     std::fs::create_dir_all(&dir).unwrap();
-    mpirun::build_c(&src, &format!("faults/{name}"))
+    cc::build_c(&src, &dir.join(name))
 }
 
 /// mpir-types' `mpi_app.c`: each rank prints `rank R pid P host H exe E`, sleeps, meets the

@@ -14,24 +14,21 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-#[path = "common/openmpi.rs"]
-mod openmpi;
-use openmpi::{command as ompi, skip};
-#[path = "common/schema.rs"]
-mod schema;
+use mpit_test_support::openmpi::{self, command as ompi, skip};
+use mpit_test_support::rows::{Row, own_rows};
+use mpit_test_support::schema;
 
 const TOOL: &str = env!("CARGO_BIN_EXE_mpir-attach");
-
-/// (rank, pid, executable, host).
-#[path = "common/rows.rs"]
-mod rows;
-use rows::{Row, own_rows};
 
 fn mpi_app() -> Option<PathBuf> {
     static APP: OnceLock<Option<PathBuf>> = OnceLock::new();
     APP.get_or_init(|| {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("mpir/mpi_app.c");
-        openmpi::build(&src, "mpir-attach", "mpi_app")
+        openmpi::build(
+            &src,
+            &Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpir-attach"),
+            "mpi_app",
+        )
     })
     .clone()
 }

@@ -15,14 +15,10 @@ use std::time::{Duration, Instant};
 
 use mpir_types::os::{Acquisition, ProcessMemory, SymKind, SymbolTable, attach, target_layout};
 use mpir_types::{DebugState, Symbol, encode_executable_path, encode_server_arguments};
+use mpit_test_support::rows::{Row, own_rows};
 
 const STARTER: &str = env!("CARGO_BIN_EXE_mpir-starter");
 const TOOL: &str = env!("CARGO_BIN_EXE_mpir-attach");
-
-/// (rank, pid, executable, host).
-#[path = "common/rows.rs"]
-mod rows;
-use rows::{Row, own_rows};
 
 /// What each child runs: `/bin/sh -c RANK_SCRIPT sh SECONDS` prints its own row, then becomes
 /// `sleep` (same pid: killing the child leaves no orphan holding the output open).

@@ -12,8 +12,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value as Json;
 
-#[path = "common/schema.rs"]
-mod schema;
+use mpit_test_support::schema;
 
 const LIST: &str = env!("CARGO_BIN_EXE_mpit-list");
 const COUNTS: &str = env!("CARGO_BIN_EXE_mpit-counts");

@@ -15,10 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-#[path = "common/openmpi.rs"]
-mod openmpi;
-#[path = "common/schema.rs"]
-mod schema;
+use mpit_test_support::{openmpi, schema};
 
 const TOOL: &str = env!("CARGO_BIN_EXE_mqd-dump");
 
@@ -90,7 +87,11 @@ fn wait_ready(dir: &Path, job: &mut Job) -> Vec<(i32, i64)> {
 /// directory named after `name`; `None` without Open MPI 4.1.
 fn start(name: &str, mca: &[&str], env: &[(&str, &str)]) -> Option<(Job, std::path::PathBuf)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("mqd/mqd_target.c");
-    let exe = openmpi::build(&src, "mqd-dump", "mqd_target")?;
+    let exe = openmpi::build(
+        &src,
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("mqd-dump"),
+        "mqd_target",
+    )?;
     let dir = job_dir(name);
     Some((launch(&exe, &dir, mca, env), dir))
 }

@@ -14,10 +14,6 @@
 //! configured with `--enable-mpit-events`.
 
 #[cfg(mpit_events)]
-#[path = "common/mpirun.rs"]
-mod mpirun;
-
-#[cfg(mpit_events)]
 mod with_events {
     use std::path::Path;
     use std::sync::{Arc, Mutex};
@@ -29,7 +25,9 @@ mod with_events {
     use mpit_safe::mpi;
     use mpit_safe::{CbSafety, Error, Mpit, NoObject, quirks};
 
-    use crate::mpirun;
+    use mpit_test_support::cc;
+    use mpit_test_support::mpi::no_event_type;
+    use mpit_test_support::process::{self, test_path};
 
     const CHILD: &str = "MPIT_QUIRK_DEQUEUED_CHILD";
     const NO_EVENTS: &str = "no unexp_message_enqueued/dequeued event types";
@@ -38,7 +36,7 @@ mod with_events {
     /// Fails if a library configured with events has none; says so and returns `true` where
     /// there is nothing to show.
     fn nothing_to_show(out: &str) -> bool {
-        mpirun::no_event_type(
+        no_event_type(
             out,
             NO_EVENTS,
             "unexp_message_dequeued",
@@ -49,12 +47,15 @@ mod with_events {
     #[test]
     fn c_reproducer_crashes() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("quirks/dequeued_event_read.c");
-        let exe = mpirun::build_c(&src, "dequeued_event_read");
+        let exe = cc::build_c(
+            &src,
+            &Path::new(env!("CARGO_TARGET_TMPDIR")).join("dequeued_event_read"),
+        );
         let run = |mode: &str| {
-            let mut cmd = mpirun::mpiexec();
+            let mut cmd = process::mpiexec();
             cmd.args(["-n", "2"]).arg(&exe).arg(mode);
-            let out = mpirun::run(cmd, Duration::from_secs(120));
-            (out.status.success(), mpirun::show(&out))
+            let out = process::run(cmd, Duration::from_secs(120));
+            (out.status.success(), process::show(&out))
         };
         let (meta_ok, meta) = run("meta");
         if nothing_to_show(&meta) {
@@ -195,16 +196,16 @@ mod with_events {
         if std::env::var_os(CHILD).is_some() {
             return child();
         }
-        let mut cmd = mpirun::mpiexec();
+        let mut cmd = process::mpiexec();
         cmd.args(["-n", "2", "env", &format!("{CHILD}=1")])
             .arg(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "with_events::safe_api_refuses_instead",
+                &test_path(module_path!(), "safe_api_refuses_instead"),
                 "--nocapture",
             ]);
-        let out = mpirun::run(cmd, Duration::from_secs(120));
-        let text = mpirun::show(&out);
+        let out = process::run(cmd, Duration::from_secs(120));
+        let text = process::show(&out);
         assert!(out.status.success(), "the 2-rank run failed");
         if nothing_to_show(&text) {
             return;

@@ -14,8 +14,7 @@ use clap::Parser;
 use mpit_tools::list;
 use serde_json::Value as Json;
 
-#[path = "common/schema.rs"]
-mod schema;
+use mpit_test_support::schema;
 
 /// The schemas, by the tool and output they document.
 const SCHEMAS: [&str; 6] = [

@@ -8,10 +8,10 @@
 // rsmpi in the native build; its names over the ABI library in the ABI build.
 #[cfg(mpit_abi)]
 use mpit_safe::mpi;
-mod common;
 
 use mpi::traits::*;
 use mpit_safe::{Bind, Mpit, Value};
+use mpit_test_support::process::{run_ranks, test_path};
 
 const K: usize = 5;
 const CHILD: &str = "MPIT_SAFE_UNEXPECTED_CHILD";
@@ -96,10 +96,10 @@ fn unexpected_queue_length_per_peer() {
         );
         return;
     }
-    let out = common::run_ranks(
+    let out = run_ranks(
         2,
         &["--mca", "pml", "ob1"],
-        "unexpected_queue_length_per_peer",
+        &test_path(module_path!(), "unexpected_queue_length_per_peer"),
         CHILD,
         std::time::Duration::from_secs(120),
     );

@@ -9,8 +9,11 @@
 
 pub mod cc;
 pub mod cli;
+pub mod golden;
 #[allow(unsafe_code)]
 pub mod mpi;
+pub mod openmpi;
 pub mod process;
+pub mod rows;
 #[cfg(feature = "schema")]
 pub mod schema;

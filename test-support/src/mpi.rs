@@ -88,13 +88,42 @@ pub fn material() -> Material {
     match mpit_safe::implementation().vendor {
         mpit_safe::Vendor::Mpich => Material {
             pvars: configure_option("--enable-mpit-pvars").is_some_and(|v| v != "none"),
-            events: configure_option("--enable-mpit-events").is_some_and(|v| v != "no"),
+            events: library_configured_with_events(),
         },
         _ => Material {
             pvars: true,
             events: false,
         },
     }
+}
+
+/// Whether the loaded MPI library says it was configured with MPI_T events
+/// (`--enable-mpit-events`): there, a test about events must find them.
+pub fn library_configured_with_events() -> bool {
+    mpit_safe::quirks::configure_option("--enable-mpit-events").is_some_and(|v| v != "no")
+}
+
+/// Whether the loaded MPI library says it was configured with MPICH's receive-queue
+/// performance variables (`--enable-mpit-pvars` with `all` or `recvq`): there, they must exist.
+pub fn library_configured_with_recvq_pvars() -> bool {
+    mpit_safe::quirks::configure_option("--enable-mpit-pvars")
+        .is_some_and(|v| v.is_empty() || v.split(',').any(|c| c == "all" || c == "recvq"))
+}
+
+/// Whether a child's output `out` carries `marker`, its line for "no such event type here"; if
+/// so, checks that the library does not say it was configured with events (there the event type
+/// must exist) and says what the test had nothing to do.
+pub fn no_event_type(out: &str, marker: &str, event: &str, nothing: &str) -> bool {
+    if !out.contains(marker) {
+        return false;
+    }
+    assert!(
+        !library_configured_with_events(),
+        "this MPI says it was configured with --enable-mpit-events, but has no {event} event \
+         type after MPI_Init"
+    );
+    println!("{}: {nothing}", mpit_safe::implementation());
+    true
 }
 
 /// `MPI_COMM_WORLD` (a link-time object in rsmpi's bindings, a constant in the ABI's).

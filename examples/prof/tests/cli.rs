@@ -3,10 +3,7 @@
 //! the error on standard error; so does a run without a program, and `report` of a directory
 //! that is not an output directory exits 1 with the error on standard error.
 
-#[path = "../../tests/common/cli.rs"]
-mod cli;
-
-use cli::{check_tool, run, text};
+use mpit_test_support::cli::{check_tool, run, text};
 
 const TOOL: &str = env!("CARGO_BIN_EXE_mpit-prof");
 

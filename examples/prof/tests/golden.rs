@@ -2,11 +2,13 @@
 //! as `tests/golden/README.md` says) reduced and rendered must be exactly the recorded outputs
 //! (a changed column, header or JSON key fails here).
 //!
-//! `UPDATE_GOLDEN=1 cargo test -p mpit-prof --test golden` rewrites the golden files from the
+//! `UPDATE_GOLDEN=1 cargo test -p mpit-prof --test integration golden::` rewrites the golden files from the
 //! current rendering (review the diff before committing it). No MPI is needed: the renderings are
 //! pure functions of the profiles, so these tests give the same result on every implementation.
 
 use std::path::{Path, PathBuf};
+
+use mpit_test_support::golden::{self, Golden, read};
 
 use mpit_prof::{model, reduce, write};
 
@@ -14,92 +16,11 @@ fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
-}
-
-/// Golden files compared (or, with `UPDATE_GOLDEN=1`, written); every mismatch is reported
-/// before the test fails.
-struct Golden {
-    update: bool,
-    mismatches: Vec<String>,
-}
-
-impl Golden {
-    fn new() -> Golden {
-        Golden {
-            update: std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v != "0"),
-            mismatches: Vec::new(),
-        }
-    }
-
-    /// `actual` against the golden file `rel` (under `tests/golden/`).
-    fn check(&mut self, rel: &str, actual: &str) {
-        let path = golden_dir().join(rel);
-        if self.update {
-            let old = std::fs::read_to_string(&path).ok();
-            if old.as_deref() != Some(actual) {
-                std::fs::write(&path, actual)
-                    .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
-                eprintln!("UPDATE_GOLDEN: rewrote {rel}");
-            }
-            return;
-        }
-        let expected = match std::fs::read_to_string(&path) {
-            Ok(s) => s,
-            Err(e) => {
-                self.mismatches
-                    .push(format!("{rel}: {e} (record it with UPDATE_GOLDEN=1)"));
-                return;
-            }
-        };
-        if expected != actual {
-            self.mismatches
-                .push(format!("{rel}: {}", first_difference(&expected, actual)));
-        }
-    }
-
-    fn finish(self) {
-        assert!(
-            self.mismatches.is_empty(),
-            "output differs from the golden files (UPDATE_GOLDEN=1 rewrites them; review the \
-             diff):\n{}",
-            self.mismatches.join("\n")
-        );
-    }
-}
-
-/// Where two texts first differ, by line, with both lines.
-fn first_difference(expected: &str, actual: &str) -> String {
-    let (mut e, mut a) = (expected.lines(), actual.lines());
-    for n in 1.. {
-        match (e.next(), a.next()) {
-            (Some(x), Some(y)) if x == y => continue,
-            (None, None) => break,
-            (x, y) => {
-                return format!(
-                    "line {n} differs\n  golden: {}\n  actual: {}",
-                    x.unwrap_or("<end>"),
-                    y.unwrap_or("<end>")
-                );
-            }
-        }
-    }
-    "only the final newline differs".to_owned()
-}
-
-/// A recorded model must come back as itself, written by `write` (with a final newline): the
-/// model loses nothing, and where the file is the tool's JSON output, that output is unchanged.
+/// A recorded model (JSON, `rel` under `tests/golden/`) must come back as itself, written by
+/// `write` (with a final newline): the model loses nothing, and where the file is the tool's
+/// JSON output, that output is unchanged.
 fn round_trip<T: serde::de::DeserializeOwned>(rel: &str, write: impl Fn(&T) -> String) -> T {
-    let text = read(&golden_dir().join(rel));
-    let model: T = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"));
-    let again = write(&model) + "\n";
-    assert!(
-        again == text,
-        "{rel} does not survive a round trip: {}",
-        first_difference(&text, &again)
-    );
-    model
+    golden::round_trip(&golden_dir().join(rel), |t| serde_json::from_str(t), write)
 }
 
 /// Each recorded job (`*.ranks.json`, every rank's profile as
@@ -109,7 +30,7 @@ fn round_trip<T: serde::de::DeserializeOwned>(rel: &str, write: impl Fn(&T) -> S
 /// of a matrix too large for its values to be written in the cells.
 #[test]
 fn mpit_prof_renders_the_recorded_profiles() {
-    let mut golden = Golden::new();
+    let mut golden = Golden::new(golden_dir());
     let job = |name: &str| -> reduce::Profile {
         let ranks: Vec<model::RankProfile> = round_trip(
             &format!("{name}.ranks.json"),

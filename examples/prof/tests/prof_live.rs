@@ -9,9 +9,6 @@
 //! that the communication matrices equal the pattern. `MPIT_PROF_LIVE_KEEP=DIR` keeps the
 //! output directory (how `tests/golden/*.ranks.json` were recorded).
 
-#[path = "common/mpirun.rs"]
-mod mpirun;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,6 +21,7 @@ use mpit_prof::{Config, Mode, Profiler};
 #[cfg(mpit_abi)]
 use mpit_safe::mpi;
 use mpit_safe::{MpiObject, Mpit};
+use mpit_test_support::process::{self, test_path};
 
 const CHILD: &str = "MPIT_PROF_LIVE_DIR";
 const RANKS: usize = 4;
@@ -131,19 +129,19 @@ fn four_ranks_profile_written_and_read_back() {
     }
     let dir = out_dir();
     let _ = std::fs::remove_dir_all(&dir);
-    let mut cmd = mpirun::mpiexec();
+    let mut cmd = process::mpiexec();
     cmd.args(["-n", &RANKS.to_string(), "env"])
         .arg(format!("{CHILD}={}", dir.display()))
         .arg("OMPI_MCA_pml_monitoring_enable=2")
         .arg(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "four_ranks_profile_written_and_read_back",
+            &test_path(module_path!(), "four_ranks_profile_written_and_read_back"),
             "--nocapture",
             "--test-threads=1",
         ]);
-    let out = mpirun::run(cmd, Duration::from_secs(300));
-    let text = mpirun::show(&out);
+    let out = process::run(cmd, Duration::from_secs(300));
+    let text = process::show(&out);
     assert!(out.status.success(), "the {RANKS}-rank run failed");
     assert!(text.contains(PASSED), "rank 0 did not write the outputs");
 

@@ -5,16 +5,17 @@
 // rsmpi in the native build; its names over the ABI library in the ABI build.
 #[cfg(mpit_abi)]
 use mpit_safe::mpi;
-mod common;
+mod report;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::node;
 use mpit_prof::{Config, FastCall, Metric, Mode, NodeKind, Profiler, TIME_FIRST, TIME_ONE_IN};
 #[cfg(mpit_abi)]
 use mpit_safe::sys as ffi;
 #[cfg(not(mpit_abi))]
 use mpit_safe::sys::mpi_sys as ffi;
+use mpit_test_support::mpi::turn_after_init;
+use report::node;
 
 /// `MPI_COMM_SELF` (a link-time object in rsmpi's bindings, a constant in the ABI's).
 fn comm_self() -> ffi::MPI_Comm {
@@ -73,7 +74,7 @@ fn config(mode: Mode) -> Config {
 /// and inclusive times add up (a parent's time covers its children's).
 #[test]
 fn call_tree_counts_and_times() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     let p = Profiler::new(&s, config(Mode::Region)).unwrap();
     for _ in 0..3 {
@@ -135,7 +136,7 @@ fn call_tree_counts_and_times() {
 /// that is not open is an error that changes nothing; a guard ends what was left open in it.
 #[test]
 fn mismatched_ends() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     let p = Profiler::new(&s, config(Mode::Region)).unwrap();
     p.begin("a");
@@ -165,7 +166,7 @@ fn mismatched_ends() {
 /// `MPI_Init`, some are profiled.
 #[test]
 fn every_variable_accounted_for() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let n = t.mpit.pvar_count().unwrap();
     let s = t.mpit.session().unwrap();
     let p = Profiler::new(&s, config(Mode::Call)).unwrap();
@@ -268,7 +269,7 @@ fn every_variable_accounted_for() {
 /// A filter by class keeps only that class; by name, only matching names.
 #[test]
 fn filter_by_class_and_name() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     let mut c = config(Mode::Region);
     c.filter.classes = Some(vec![PvarClass::Counter]);
@@ -286,7 +287,7 @@ fn filter_by_class_and_name() {
 /// Handles for variables bound to communicators come and go with the communicator.
 #[test]
 fn object_hooks_allocate_and_free() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let comm_bound = t
         .mpit
         .pvars()
@@ -375,7 +376,7 @@ fn wrapped<L: mpit_safe::level::Level>(
 
 fn timed_by_sample(fast: bool) {
     use std::time::{Duration, Instant};
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     let mut disturbed = 0;
     let r = loop {
@@ -438,7 +439,7 @@ fn timed_by_sample(fast: bool) {
 /// 346-596 wrapped functions) is counted through the full entry, exactly as one with a slot.
 #[test]
 fn functions_past_the_slots_are_counted_too() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     let names: Vec<&'static str> = (0..1100)
         .map(|i| &*Box::leak(format!("MPI_F{i}").into_boxed_str()))
@@ -471,7 +472,7 @@ fn functions_past_the_slots_are_counted_too() {
 #[test]
 fn every_call_counted_once_in_its_region() {
     use std::time::Duration;
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     let p = Profiler::new(&s, config(Mode::Region)).unwrap();
     let mut want: BTreeMap<Vec<String>, u64> = BTreeMap::new();
@@ -553,7 +554,7 @@ fn every_call_counted_once_in_its_region() {
 fn long_phases_are_timed_and_weighed_apart() {
     use mpit_prof::LONG_CALL_NS;
     use std::time::{Duration, Instant};
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     for (long, n_long) in [
         (Duration::from_millis(10), 1u64),
@@ -623,7 +624,7 @@ fn long_phases_are_timed_and_weighed_apart() {
 #[test]
 fn nested_calls_are_timed_each() {
     use std::time::Duration;
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     for mode in [Mode::Region, Mode::Call] {
         let p = Profiler::new(&s, config(mode)).unwrap();
@@ -658,7 +659,7 @@ fn nested_calls_are_timed_each() {
 /// later entries change nothing (calls, regions, objects), and a second `stop` is an error.
 #[test]
 fn stop_through_a_shared_reference() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     let p = Profiler::new(&s, config(Mode::Region)).unwrap();
     for _ in 0..40 {
@@ -689,7 +690,7 @@ fn stop_through_a_shared_reference() {
 /// an implementation with none says so.
 #[test]
 fn raw_values_are_kept_in_every_node_sampled() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     let p = Profiler::new(&s, config(Mode::Call)).unwrap();
     // SAFETY: MPI_COMM_SELF is live for the whole run.
@@ -755,7 +756,7 @@ fn raw_values_are_kept_in_every_node_sampled() {
 /// says it had nothing to check.
 #[test]
 fn states_follow_the_deferred_samples_into_every_node() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     let mut runs = 0;
     let (r, i) = loop {

@@ -2,12 +2,11 @@
 //! been seen: a counting global allocator around 10,000 regions and calls, in both modes, after
 //! `MPI_Init` with every variable the MPI offers.
 
-mod common;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use mpit_prof::{Config, Mode, Profiler};
+use mpit_test_support::mpi::turn_after_init;
 
 struct Counting;
 
@@ -48,7 +47,7 @@ fn round(p: &Profiler<'_>) {
 
 #[test]
 fn hot_path_allocates_nothing() {
-    let t = common::turn_after_init();
+    let t = turn_after_init();
     let s = t.mpit.session().unwrap();
     for mode in [Mode::Region, Mode::Call] {
         let p = Profiler::new(

@@ -9,10 +9,6 @@
 //! header (Open MPI) there is nothing to run.
 
 #[cfg(mpit_events)]
-#[path = "common/mpirun.rs"]
-mod mpirun;
-
-#[cfg(mpit_events)]
 mod with_events {
     use std::time::Duration;
 
@@ -24,7 +20,10 @@ mod with_events {
     #[cfg(mpit_abi)]
     use mpit_safe::mpi;
 
-    use crate::mpirun;
+    use mpit_test_support::mpi::{
+        library_configured_with_events, library_configured_with_recvq_pvars,
+    };
+    use mpit_test_support::process::{self, test_path};
 
     const CHILD: &str = "MPIT_PROFILE_EVENTS_CHILD";
     const K: usize = 12;
@@ -199,7 +198,7 @@ mod with_events {
                 );
             }
             None => assert!(
-                !mpirun::library_configured_with_recvq_pvars(),
+                !library_configured_with_recvq_pvars(),
                 "this MPI says it has the receive-queue pvars, the profiler has none"
             ),
         }
@@ -212,21 +211,21 @@ mod with_events {
             child();
             return;
         }
-        let mut cmd = mpirun::mpiexec();
+        let mut cmd = process::mpiexec();
         cmd.args(["-n", "2", "env", &format!("{CHILD}=1")])
             .arg(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "with_events::unexpected_messages_in_phase2_only",
+                &test_path(module_path!(), "unexpected_messages_in_phase2_only"),
                 "--nocapture",
                 "--test-threads=1",
             ]);
-        let out = mpirun::run(cmd, Duration::from_secs(300));
-        let text = mpirun::show(&out);
+        let out = process::run(cmd, Duration::from_secs(300));
+        let text = process::show(&out);
         assert!(out.status.success(), "the 2-rank run failed");
         if text.contains(NO_EVENTS) {
             assert!(
-                !mpirun::library_configured_with_events(),
+                !library_configured_with_events(),
                 "this MPI says it was configured with --enable-mpit-events but has no events"
             );
             println!(

@@ -17,13 +17,15 @@
 // rsmpi in the native build; its names over the ABI library in the ABI build.
 #[cfg(mpit_abi)]
 use mpit_safe::mpi;
-mod common;
 
 use std::time::Duration;
 
 use mpi::traits::*;
 use mpit_prof::{Config, Filter, Metric, Mode, NodeReport, Profiler};
 use mpit_safe::{Bind, DerivedMetric, Mpit, NoObject, TypeKind};
+use mpit_test_support::process::{self, test_path};
+
+use crate::report::node;
 
 const CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_CHILD";
 /// Round trips in the region: a slow call (a rank descheduled for milliseconds) times the
@@ -209,10 +211,10 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
     }
     let after: Vec<_> = handles.iter().map(|(_, _, h)| read(h)).collect();
     let r = p.finish().unwrap();
-    let (_, region) = common::node(&r, &["test", "pairs"]);
+    let (_, region) = node(&r, &["test", "pairs"]);
     let fns = [
-        common::node(&r, &["test", "pairs", "MPI_Send"]).1,
-        common::node(&r, &["test", "pairs", "MPI_Recv"]).1,
+        node(&r, &["test", "pairs", "MPI_Send"]).1,
+        node(&r, &["test", "pairs", "MPI_Recv"]).1,
     ];
     // A function whose calls take long on average (a receive waiting for its peer over TCP)
     // is timed at every call, on the general path; the eager sends at least are not.
@@ -308,8 +310,8 @@ fn measure(world: &mpi::topology::SimpleCommunicator, few_only: bool, reread: bo
         whole_recv.get()
     );
     // MPICH configured with pvars (mpich-ev) has the receive queue's counters.
-    let mpich_pvars =
-        mpit_safe::implementation().vendor == mpit_safe::Vendor::Mpich && common::material().pvars;
+    let mpich_pvars = mpit_safe::implementation().vendor == mpit_safe::Vendor::Mpich
+        && mpit_test_support::mpi::material().pvars;
     if few_only && mpich_pvars {
         // Two probes of one case: sampled one by one (`flat_is_cheaper`).
         assert_eq!(
@@ -391,7 +393,14 @@ fn call_mode_conserves_counters_over_the_network() {
 fn check_conservation(test: &str, child: &str, env: &[(&str, &str)]) {
     let mut runs = 0;
     let out = loop {
-        let out = common::run_ranks_with(2, &[], env, test, child, Duration::from_secs(120));
+        let out = process::run_ranks_with(
+            2,
+            &[],
+            env,
+            &test_path(module_path!(), test),
+            child,
+            Duration::from_secs(120),
+        );
         runs += 1;
         let stdout = String::from_utf8_lossy(&out.stdout);
         let untaken = stdout.lines().any(|l| {
@@ -428,9 +437,9 @@ fn check_conservation(test: &str, child: &str, env: &[(&str, &str)]) {
     }
 }
 
-use common::comm_world;
 use mpit_prof::Elements;
 use mpit_safe::RawObject;
+use mpit_test_support::mpi::comm_world;
 
 const RAW_CHILD: &str = "MPIT_SAFE_PROFILE_RANKS_RAW_CHILD";
 const RAW_TEST: &str = "raw_values_of_per_rank_elements_in_every_node";
@@ -452,7 +461,13 @@ fn raw_values_of_per_rank_elements_in_every_node() {
         }
         return;
     }
-    let out = common::run_ranks(2, &[], RAW_TEST, RAW_CHILD, Duration::from_secs(120));
+    let out = process::run_ranks(
+        2,
+        &[],
+        &test_path(module_path!(), RAW_TEST),
+        RAW_CHILD,
+        Duration::from_secs(120),
+    );
     assert!(
         out.status.success(),
         "the 2-rank run failed: {}\n{}",
@@ -519,7 +534,7 @@ fn raw_values_per_rank(rank: i32) {
         &["test", "b"],
         &["test", "b", "MPI_Send"],
     ] {
-        let (_, n) = common::node(&r, path);
+        let (_, n) = node(&r, path);
         for &i in &raw {
             assert!(
                 matches!(n.metrics[i], Metric::Raw { last: Some(_) }),

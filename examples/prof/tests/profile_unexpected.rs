@@ -12,13 +12,15 @@
 // rsmpi in the native build; its names over the ABI library in the ABI build.
 #[cfg(mpit_abi)]
 use mpit_safe::mpi;
-mod common;
 
 use mpi::traits::*;
 use mpit_prof::{Config, Metric, Mode, Profiler};
 use mpit_safe::{Bind, Mpit, RawObject, Value};
 
-use common::comm_world;
+use mpit_test_support::mpi::comm_world;
+use mpit_test_support::process::{self, test_path};
+
+use crate::report::node;
 
 const K: usize = 5;
 const CHILD: &str = "MPIT_PROF_UNEXPECTED_CHILD";
@@ -135,7 +137,7 @@ fn profiled(
         .position(|c| c.info.name == NAME)
         .expect("the profiler has no column of pml_ob1_unexpected_msgq_length");
     let value = |path: &[&str]| -> f64 {
-        let (_, n) = common::node(&r, path);
+        let (_, n) = node(&r, path);
         match n.metrics[column] {
             Metric::Raw { last: Some(v) } => v,
             Metric::Samples { count, max, .. } if count > 0 => max,
@@ -166,10 +168,10 @@ fn unexpected_queue_length_in_the_profile() {
         );
         return;
     }
-    let out = common::run_ranks(
+    let out = process::run_ranks(
         2,
         &["--mca", "pml", "ob1"],
-        "unexpected_queue_length_in_the_profile",
+        &test_path(module_path!(), "unexpected_queue_length_in_the_profile"),
         CHILD,
         std::time::Duration::from_secs(120),
     );

@@ -1,12 +1,12 @@
 //! Debian's Open MPI 4.1 for the tests that run it whatever MPI `scripts/with-mpi` selected:
 //! whether it is installed, a C program built with its `mpicc.openmpi`, and commands with its
-//! settings. Included by `mpir_attach.rs` and `mqd_dump.rs` (`#[path]`).
+//! settings.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Whether `mpiexec.openmpi` is Open MPI 4.1 (Debian's).
-pub(crate) fn installed() -> bool {
+pub fn installed() -> bool {
     Command::new("mpiexec.openmpi")
         .arg("--version")
         .env_remove("LD_LIBRARY_PATH")
@@ -15,20 +15,20 @@ pub(crate) fn installed() -> bool {
 }
 
 /// The line a test prints when it skips for want of Open MPI 4.1.
-pub(crate) fn skip(test: &str) {
+pub fn skip(test: &str) {
     println!(
         "skip: {test}: Debian's Open MPI 4.1 (mpiexec.openmpi, mpicc.openmpi) is not installed"
     );
 }
 
-/// Compiles the C program `src` with `mpicc.openmpi -O1` into `CARGO_TARGET_TMPDIR/dir/name`;
-/// `None` without Open MPI 4.1; panics with the compiler's output if it fails.
-pub(crate) fn build(src: &Path, dir: &str, name: &str) -> Option<PathBuf> {
+/// Compiles the C program `src` with `mpicc.openmpi -O1` into `dir/name` (`dir` under the
+/// test's `CARGO_TARGET_TMPDIR`, created); `None` without Open MPI 4.1; panics with the
+/// compiler's output if it fails.
+pub fn build(src: &Path, dir: &Path, name: &str) -> Option<PathBuf> {
     if !installed() {
         return None;
     }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
-    std::fs::create_dir_all(&dir).expect("create the test's directory");
+    std::fs::create_dir_all(dir).expect("create the test's directory");
     let exe = dir.join(name);
     let out = Command::new("mpicc.openmpi")
         .env_remove("LD_LIBRARY_PATH")
@@ -48,7 +48,7 @@ pub(crate) fn build(src: &Path, dir: &str, name: &str) -> Option<PathBuf> {
 
 /// A command with Open MPI's settings for root and MPIR, and without a `LD_LIBRARY_PATH` that
 /// `scripts/with-mpi` may have pointed at another MPI.
-pub(crate) fn command(program: &str) -> Command {
+pub fn command(program: &str) -> Command {
     let mut cmd = Command::new(program);
     cmd.env_remove("LD_LIBRARY_PATH")
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")

@@ -1,13 +1,13 @@
 //! What the MPIR tests compare: one row per rank, `(rank, pid, executable, host)`, from the
-//! ranks' own output lines. Included by `mpir_attach.rs` and `mpir_starter.rs` (`#[path]`).
+//! ranks' own output lines.
 
 use std::collections::BTreeSet;
 
 /// `(rank, pid, executable, host)`.
-pub(crate) type Row = (usize, i64, String, String);
+pub type Row = (usize, i64, String, String);
 
 /// The ranks' own lines: `rank R pid P host H exe E`.
-pub(crate) fn own_rows(text: &str) -> BTreeSet<Row> {
+pub fn own_rows(text: &str) -> BTreeSet<Row> {
     text.lines()
         .filter_map(|l| match l.split(' ').collect::<Vec<_>>()[..] {
             ["rank", r, "pid", p, "host", h, "exe", e] => {
