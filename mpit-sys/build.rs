@@ -98,49 +98,37 @@ fn early_header_check(fingerprint: &[(String, String)]) -> Result<(), String> {
     let Ok(entries) = fs::read_dir(build) else {
         return Ok(());
     };
-    let mut seen = Vec::new();
+    let show = |v: u64| match v {
+        u64::MAX => "undefined".to_owned(),
+        v => v.to_string(),
+    };
+    let mut first_difference = None;
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().starts_with("mpi-sys-") {
+        if !entry.file_name().to_string_lossy().starts_with("mpi-sys-") {
             continue;
         }
         let Ok(text) = fs::read_to_string(entry.path().join("out/functions_and_types.rs")) else {
             continue;
         };
-        let theirs = |m: &str| {
-            text.lines()
+        let mut differ = Vec::new();
+        for (m, ours) in fingerprint {
+            let theirs = text
+                .lines()
                 .find_map(|l| l.strip_prefix(&format!("pub const {m}: ")))
                 .and_then(|rest| rest.split_once(" = "))
                 .and_then(|(_, v)| v.trim_end_matches(';').parse::<u64>().ok())
-                .unwrap_or(u64::MAX)
-        };
-        let differ: Vec<String> = fingerprint
-            .iter()
-            .filter(|(m, ours)| ours.parse::<u64>().ok() != Some(theirs(m)))
-            .map(|(m, ours)| {
-                let show = |v: u64| {
-                    if v == u64::MAX {
-                        "undefined".to_owned()
-                    } else {
-                        v.to_string()
-                    }
-                };
-                format!(
-                    "{m} {} there, {} here",
-                    show(theirs(m)),
-                    show(ours.parse().unwrap_or(u64::MAX))
-                )
-            })
-            .collect();
+                .unwrap_or(u64::MAX);
+            let ours = ours.parse::<u64>().unwrap_or(u64::MAX);
+            if theirs != ours {
+                differ.push(format!("{m} {} there, {} here", show(theirs), show(ours)));
+            }
+        }
         if differ.is_empty() {
             return Ok(());
         }
-        seen.push(differ.join(", "));
+        first_difference.get_or_insert_with(|| differ.join(", "));
     }
-    match seen.first() {
-        None => Ok(()),
-        Some(first) => Err(first.clone()),
-    }
+    first_difference.map_or(Ok(()), Err)
 }
 
 /// The launcher of the MPI whose `mpicc` the build used: beside it, `mpiexec.X` for
