@@ -48,6 +48,7 @@
 mod engine;
 pub mod model;
 pub mod reduce;
+pub mod trace;
 pub mod write;
 
 pub use engine::{
