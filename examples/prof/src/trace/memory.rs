@@ -153,3 +153,47 @@ impl Sink for Memory {
         0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_definition_made_twice_has_one_reference_and_records_keep_their_order() {
+        let mut m = Memory::new();
+        let send = m.region("MPI_Send", Paradigm::Mpi, RegionRole::PointToPoint);
+        let user = m.region("solve", Paradigm::User, RegionRole::Function);
+        assert_ne!(send, user);
+        assert_eq!(
+            m.region("MPI_Send", Paradigm::Mpi, RegionRole::PointToPoint),
+            send
+        );
+        let world = m.comm("MPI_COMM_WORLD", &[0, 1]);
+        assert_ne!(m.comm("MPI_COMM_WORLD", &[1, 0]), world);
+        let loc = m.location("Master thread");
+        let msg = Message {
+            peer: 1,
+            comm: world,
+            tag: 7,
+            bytes: 8,
+        };
+        m.enter(loc, 1, send);
+        m.mpi_send(loc, 2, msg);
+        m.leave(loc, 3, send);
+        m.property("MPIT_PROF::MPI_T_EVENTS", "a");
+        m.property("MPIT_PROF::MPI_T_EVENTS", "b");
+        assert_eq!(
+            m.records,
+            [
+                Record::Enter(loc, 1, send),
+                Record::MpiSend(loc, 2, msg),
+                Record::Leave(loc, 3, send),
+            ]
+        );
+        assert_eq!(m.region_name(user), Some("solve"));
+        assert_eq!(
+            m.properties,
+            [("MPIT_PROF::MPI_T_EVENTS".to_string(), "b".to_string())]
+        );
+    }
+}
