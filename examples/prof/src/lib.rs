@@ -69,6 +69,7 @@ mod lifecycle;
 #[cfg(any(mpit_abi, mpit_prof_fortran))]
 mod next;
 mod region;
+mod tree;
 
 /// The generated wrappers (`$OUT_DIR/wrappers.rs`): every type they name is `mpi-sys`'s.
 #[allow(

@@ -1,0 +1,231 @@
+//! Reductions and broadcasts of bytes over a binomial tree rooted at rank 0, on `PMPI_` calls:
+//! every rank merges what its children send into its own part before sending one result to
+//! its parent, so no rank holds more than its children's parts at once (the shape of Caliper's
+//! cross-process aggregation and of Score-P's definition unification). Used by the end of a
+//! run: the profiles' reduction and the trace's global definitions.
+
+// Callers arrive with the profile's and the trace's tree-shaped finish.
+#![allow(dead_code)]
+
+use std::mem::MaybeUninit;
+use std::os::raw::c_int;
+
+#[cfg(mpit_abi)]
+use crate::abi as mpi_sys;
+use mpi_sys::{MPI_Comm, MPI_Status};
+
+use crate::glue::SUCCESS;
+
+/// The tag of the tree's messages (on the caller's private communicator).
+const TAG: c_int = 0x7472; // "tr"
+/// The largest piece of one message: an `int` count of bytes.
+const PIECE: usize = 1 << 30;
+
+/// Rank `rank`'s parent in the binomial tree rooted at 0: `rank` with its lowest set bit
+/// cleared.
+pub(crate) fn parent(rank: usize) -> Option<usize> {
+    (rank != 0).then(|| rank & (rank - 1))
+}
+
+/// Rank `rank`'s children in the binomial tree of `size` ranks, nearest first: `rank + 2^k`
+/// for every `2^k` below `rank`'s lowest set bit (every power of two for rank 0).
+pub(crate) fn children(rank: usize, size: usize) -> impl Iterator<Item = usize> {
+    let limit = if rank == 0 {
+        usize::MAX
+    } else {
+        rank & rank.wrapping_neg()
+    };
+    (0..usize::BITS)
+        .map(|k| 1usize << k)
+        .take_while(move |&step| step < limit)
+        .map(move |step| rank + step)
+        .take_while(move |&child| child < size)
+}
+
+fn rank_and_size(comm: MPI_Comm) -> (usize, usize) {
+    let (mut rank, mut size) = (0, 1);
+    // SAFETY: `comm` is a valid communicator; both out parameters are locals.
+    unsafe {
+        mpi_sys::PMPI_Comm_rank(comm, &mut rank);
+        mpi_sys::PMPI_Comm_size(comm, &mut size);
+    }
+    (rank.max(0) as usize, size.max(1) as usize)
+}
+
+/// How two parts become one: `merge(mine, child's)`.
+pub(crate) type Merge<'a> = dyn FnMut(Vec<u8>, &[u8]) -> Vec<u8> + 'a;
+
+/// Sends `bytes` to `dest`: their length as 8 bytes, then pieces of at most [`PIECE`].
+fn send(comm: MPI_Comm, dest: usize, bytes: &[u8]) -> bool {
+    // SAFETY: a `const` object of mpi-sys's C shim (MPI_UINT8_T).
+    let byte = unsafe { mpi_sys::RSMPI_UINT8_T };
+    let len = (bytes.len() as u64).to_le_bytes();
+    let mut ok = true;
+    for piece in std::iter::once(&len[..]).chain(bytes.chunks(PIECE)) {
+        // SAFETY: `piece.len()` (at most PIECE, an int) bytes sent from `piece`; `comm` valid.
+        ok &= unsafe {
+            mpi_sys::PMPI_Send(
+                piece.as_ptr().cast(),
+                piece.len() as c_int,
+                byte,
+                dest as c_int,
+                TAG,
+                comm,
+            )
+        } == SUCCESS;
+    }
+    ok
+}
+
+/// Receives what [`send`] sent from `source`, or `None` if a piece did not arrive.
+fn recv(comm: MPI_Comm, source: usize) -> Option<Vec<u8>> {
+    // SAFETY: a `const` object of mpi-sys's C shim (MPI_UINT8_T).
+    let byte = unsafe { mpi_sys::RSMPI_UINT8_T };
+    let into = |buf: &mut [u8]| {
+        let mut status = MaybeUninit::<MPI_Status>::uninit();
+        // SAFETY: `buf.len()` (at most PIECE) bytes received into `buf`; `status` is
+        // written by MPI and not read; `comm` valid.
+        let code = unsafe {
+            mpi_sys::PMPI_Recv(
+                buf.as_mut_ptr().cast(),
+                buf.len() as c_int,
+                byte,
+                source as c_int,
+                TAG,
+                comm,
+                status.as_mut_ptr(),
+            )
+        };
+        code == SUCCESS
+    };
+    let mut len = [0u8; 8];
+    if !into(&mut len) {
+        return None;
+    }
+    let mut bytes = vec![0u8; usize::try_from(u64::from_le_bytes(len)).ok()?];
+    let mut ok = true;
+    for piece in bytes.chunks_mut(PIECE) {
+        ok &= into(piece);
+    }
+    ok.then_some(bytes)
+}
+
+/// Reduces every rank's `local` bytes with `merge` (associative: `merge(mine, child's)`),
+/// children in a fixed order, up to rank 0, which gets the result; the others get `None`.
+/// Every rank of `comm` makes the same call. A child whose part did not arrive is left out.
+pub(crate) fn reduce(comm: MPI_Comm, local: Vec<u8>, merge: &mut Merge<'_>) -> Option<Vec<u8>> {
+    let (rank, size) = rank_and_size(comm);
+    let mut acc = local;
+    for child in children(rank, size) {
+        if let Some(part) = recv(comm, child) {
+            acc = merge(acc, &part);
+        }
+    }
+    match parent(rank) {
+        Some(p) => {
+            send(comm, p, &acc);
+            None
+        }
+        None => Some(acc),
+    }
+}
+
+/// Rank 0's `bytes` on every rank, down the same tree. Every rank of `comm` makes the same
+/// call; the others' `bytes` are ignored. A rank whose parent's bytes did not arrive gets
+/// nothing (and passes nothing on).
+pub(crate) fn bcast(comm: MPI_Comm, bytes: Option<Vec<u8>>) -> Vec<u8> {
+    let (rank, size) = rank_and_size(comm);
+    let mine = match parent(rank) {
+        None => bytes.unwrap_or_default(),
+        Some(p) => recv(comm, p).unwrap_or_default(),
+    };
+    // Farthest child first: its subtree is the deepest.
+    let kids: Vec<usize> = children(rank, size).collect();
+    for &child in kids.iter().rev() {
+        send(comm, child, &mine);
+    }
+    mine
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rank_is_reached_once_within_log2_steps() {
+        for size in 1..=70usize {
+            let mut reached = vec![0u32; size];
+            reached[0] = 1;
+            for rank in 0..size {
+                for child in children(rank, size) {
+                    assert!(child < size && child > rank, "{rank} -> {child} of {size}");
+                    assert_eq!(parent(child), Some(rank), "{child}'s parent, {size} ranks");
+                    reached[child] += 1;
+                }
+            }
+            assert!(reached.iter().all(|&n| n == 1), "{size} ranks: {reached:?}");
+            let depth = (0..size)
+                .map(|mut r| {
+                    let mut d = 0;
+                    while let Some(p) = parent(r) {
+                        r = p;
+                        d += 1;
+                    }
+                    d
+                })
+                .max()
+                .unwrap_or(0);
+            let log2 = usize::BITS - (size - 1).leading_zeros();
+            let popcount = (0..size).map(|r| r.count_ones()).max().unwrap_or(0);
+            assert_eq!(depth as u32, popcount, "{size} ranks");
+            assert!(depth as u32 <= log2, "{size} ranks: depth {depth}");
+            // A rank holds at most one part per level of the tree below it.
+            let fan_in = (0..size)
+                .map(|r| children(r, size).count())
+                .max()
+                .unwrap_or(0);
+            assert_eq!(fan_in as u32, log2, "{size} ranks");
+        }
+    }
+
+    const CHILD: &str = "MPIT_PROF_TREE_CHILD";
+
+    #[test]
+    fn reduce_and_bcast_on_five_ranks() {
+        if std::env::var_os(CHILD).is_some() {
+            // SAFETY: MPI initialised once in this child process, with no arguments.
+            unsafe { mpi_sys::PMPI_Init(std::ptr::null_mut(), std::ptr::null_mut()) };
+            // SAFETY: a `static` of mpi-sys's C shim, read after MPI_Init.
+            let world = unsafe { mpi_sys::RSMPI_COMM_WORLD };
+            let (rank, size) = rank_and_size(world);
+            let local = vec![rank as u8; rank + 1];
+            let mut merges = 0;
+            let all = reduce(world, local, &mut |mut a, b| {
+                merges += 1;
+                a.extend_from_slice(b);
+                a
+            });
+            assert_eq!(all.is_some(), rank == 0);
+            assert_eq!(merges, children(rank, size).count());
+            let got = bcast(world, all);
+            let want: Vec<u8> = (0..size).flat_map(|r| vec![r as u8; r + 1]).collect();
+            assert_eq!(got, want, "rank {rank}");
+            println!("TREE_OK {rank}");
+            // SAFETY: MPI initialised above, finalised once.
+            unsafe { mpi_sys::PMPI_Finalize() };
+            return;
+        }
+        let out = mpit_test_support::process::run_ranks(
+            5,
+            &[],
+            "tree::tests::reduce_and_bcast_on_five_ranks",
+            CHILD,
+            std::time::Duration::from_secs(120),
+        );
+        let text = mpit_test_support::process::show(&out);
+        assert!(out.status.success(), "{text}");
+        for rank in 0..5 {
+            assert!(text.contains(&format!("TREE_OK {rank}")), "{text}");
+        }
+    }
+}
