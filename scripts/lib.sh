@@ -14,6 +14,9 @@ INTEL_WHEELS=("impi-devel==2021.18.1" "impi-rt==2021.18.1")
 HATCHET_WHEELS=("llnl-hatchet==2026.2.0" "pandas==2.3.3" "numpy==2.4.6")
 HATCHET_VENV="$MPI_DIR/hatchet"
 APT_PACKAGES=(libmpich-dev mpich libopenmpi-dev openmpi-bin libclang-dev pkg-config gcc)
+# OTF2 3.0 for mpit-otf2 (the library and headers) and its real readers for the trace tests:
+# `otf2-print` and the Python reader (Debian's module, seen by /usr/bin/python3).
+APT_PACKAGES+=(libopen-trace-format2-dev otf2-tools python3-otf2)
 # Real programs nobody here wrote, run under mpit-prof (examples/prof/tests/real_programs.rs and
 # the prof bench): NetPIPE's NPopenmpi, hpcc and mpi4py (for /usr/bin/python3) are linked with
 # Debian's Open MPI, NPmpich2 with Debian's MPICH.
