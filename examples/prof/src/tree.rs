@@ -193,11 +193,14 @@ mod tests {
     #[test]
     fn reduce_and_bcast_on_five_ranks() {
         if std::env::var_os(CHILD).is_some() {
-            // SAFETY: MPI initialised once in this child process, with no arguments.
-            unsafe { mpi_sys::PMPI_Init(std::ptr::null_mut(), std::ptr::null_mut()) };
+            // Through mpit-sys, which in the ABI build loads the library the `PMPI_` calls
+            // below then find (`dlsym(RTLD_NEXT)`); once in this child process.
+            mpit_test_support::mpi::init_mpi();
             // SAFETY: a `static` of mpi-sys's C shim, read after MPI_Init.
             let world = unsafe { mpi_sys::RSMPI_COMM_WORLD };
             let (rank, size) = rank_and_size(world);
+            // A failed PMPI_Comm_size leaves 1: every rank would pass alone.
+            assert_eq!(size, 5, "rank {rank}: the job's size");
             let local = vec![rank as u8; rank + 1];
             let mut merges = 0;
             let all = reduce(world, local, &mut |mut a, b| {
