@@ -1,71 +1,76 @@
 //! The crate's one `unsafe` fence: bindgen's declarations of the OTF2 C API
-//! (`$OUT_DIR/otf2.rs`) and the only code that calls them, each call checked.
+//! (`$OUT_DIR/otf2.rs`), the only code that calls them (each call checked), and the
+//! trampolines through which OTF2 calls back into Rust (collectives, flushes, memory), each
+//! under `catch_unwind`.
 
 #![allow(missing_docs, unreachable_pub)]
 
-use crate::{Error, Result};
+use crate::{CollectiveOp, Collectives, Error, Mapping, MetricMode, MetricValue, Paradigm};
+use crate::{GroupType, RegionRole, Result, ValueType};
 
-/// What a region does (OTF2's `OTF2_RegionRole`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RegionRole {
-    /// A function or a user region.
-    Function,
-    /// A point-to-point call.
-    PointToPoint,
-    /// A collective call.
-    Collective,
-    /// A barrier.
-    Barrier,
-}
-
-/// Who a region belongs to (OTF2's `OTF2_Paradigm`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Paradigm {
-    /// MPI.
-    Mpi,
-    /// The program's own regions.
-    User,
-    /// The measurement system.
-    Measurement,
+/// Buffer sizes and the memory bound of an archive's writers.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(mpit_otf2_missing, allow(dead_code))]
+pub struct Sizes {
+    pub event_chunk: u64,
+    pub def_chunk: u64,
+    pub memory_limit: u64,
+    pub clock: Option<fn() -> u64>,
 }
 
 #[cfg(mpit_otf2_missing)]
 mod imp {
     use super::*;
-    pub struct Archive;
+
+    /// No archive exists in a build without OTF2: every method is unreachable.
+    pub struct Archive {
+        never: std::convert::Infallible,
+    }
+
+    macro_rules! never {
+        ($($name:ident($($arg:ty),*) -> $ret:ty;)*) => {$(
+            #[allow(clippy::too_many_arguments)]
+            pub fn $name(&mut self, $(_: $arg),*) -> $ret {
+                match self.never {}
+            }
+        )*};
+    }
+
     impl Archive {
-        pub fn create(_: &str, _: &str) -> Result<Archive> {
-            Err(Error::Missing)
-        }
-        pub fn def_string(&mut self, _: u32, _: &str) -> Result<()> {
-            Err(Error::Missing)
-        }
-        pub fn def_region(&mut self, _: u32, _: u32, _: RegionRole, _: Paradigm) -> Result<()> {
-            Err(Error::Missing)
-        }
-        pub fn def_clock(&mut self, _: u64, _: u64, _: u64) -> Result<()> {
-            Err(Error::Missing)
-        }
-        pub fn def_system_tree_node(&mut self, _: u32, _: u32, _: u32) -> Result<()> {
-            Err(Error::Missing)
-        }
-        pub fn def_location_group(&mut self, _: u32, _: u32, _: u32) -> Result<()> {
-            Err(Error::Missing)
-        }
-        pub fn def_location(&mut self, _: u64, _: u32, _: u64, _: u32) -> Result<()> {
-            Err(Error::Missing)
-        }
-        pub fn evt_writer(&mut self, _: u64) -> Result<()> {
-            Err(Error::Missing)
-        }
-        pub fn enter(&mut self, _: u64, _: u64, _: u32) -> Result<()> {
-            Err(Error::Missing)
-        }
-        pub fn leave(&mut self, _: u64, _: u64, _: u32) -> Result<()> {
+        pub fn create(_: &str, _: &str, _: Box<dyn Collectives>, _: Sizes) -> Result<Archive> {
             Err(Error::Missing)
         }
         pub fn close(self) -> Result<()> {
-            Err(Error::Missing)
+            match self.never {}
+        }
+        never! {
+            is_master() -> bool;
+            lost() -> u64;
+            set_property(&str, &str) -> Result<()>;
+            enter(u64, u64, u32) -> Result<()>;
+            leave(u64, u64, u32) -> Result<()>;
+            mpi_send(u64, u64, u32, u32, u32, u64) -> Result<()>;
+            mpi_isend(u64, u64, u32, u32, u32, u64, u64) -> Result<()>;
+            mpi_isend_complete(u64, u64, u64) -> Result<()>;
+            mpi_irecv_request(u64, u64, u64) -> Result<()>;
+            mpi_recv(u64, u64, u32, u32, u32, u64) -> Result<()>;
+            mpi_irecv(u64, u64, u32, u32, u32, u64, u64) -> Result<()>;
+            mpi_request_cancelled(u64, u64, u64) -> Result<()>;
+            collective_begin(u64, u64) -> Result<()>;
+            collective_end(u64, u64, CollectiveOp, u32, Option<u32>, u64, u64) -> Result<()>;
+            metric(u64, u64, u32, &[MetricValue]) -> Result<()>;
+            close_events() -> Result<Vec<(u64, u64)>>;
+            write_local(u64, &[(Mapping, Vec<u64>)], &[(u64, i64, f64)]) -> Result<()>;
+            def_string(u32, &str) -> Result<()>;
+            def_region(u32, u32, RegionRole, Paradigm) -> Result<()>;
+            def_clock(u64, u64, u64) -> Result<()>;
+            def_system_tree_node(u32, u32, u32, Option<u32>) -> Result<()>;
+            def_location_group(u32, u32, u32) -> Result<()>;
+            def_location(u64, u32, u64, u32) -> Result<()>;
+            def_group(u32, u32, GroupType, &[u64]) -> Result<()>;
+            def_comm(u32, u32, u32) -> Result<()>;
+            def_metric_member(u32, u32, u32, u32, ValueType, MetricMode) -> Result<()>;
+            def_metric_class(u32, &[u32], bool) -> Result<()>;
         }
     }
 }
@@ -74,6 +79,7 @@ mod imp {
 mod imp {
     use super::*;
     use std::ffi::{CStr, CString, c_void};
+    use std::panic::{AssertUnwindSafe, catch_unwind};
     use std::ptr::{self, NonNull};
 
     mod sys {
@@ -102,12 +108,264 @@ mod imp {
         })
     }
 
+    fn null(call: &'static str) -> Error {
+        Error::Otf2 {
+            call,
+            code: -1,
+            name: "returned no object".into(),
+        }
+    }
+
     fn cstring(s: &str) -> Result<CString> {
         CString::new(s).map_err(|_| Error::Invalid(format!("{s:?} has a NUL byte")))
     }
 
-    // Flush callbacks: every full buffer is written out (never dropped); post-flush reports
-    // no time of its own (the records keep theirs).
+    // --- callbacks -------------------------------------------------------------------------
+
+    /// What the callbacks reach through their user data: the caller's collectives, the
+    /// memory account, and whether a callback panicked (then every later one fails).
+    struct Shared {
+        coll: Box<dyn Collectives>,
+        /// Bytes of buffer memory handed out, and the bound.
+        used: u64,
+        limit: u64,
+        /// Chunks refused at the bound (each makes OTF2 flush its buffer first).
+        refused: u64,
+        /// The caller's clock, for the end of a flush (OTF2's `BufferFlush` record).
+        clock: Option<fn() -> u64>,
+        broken: bool,
+    }
+
+    const OK: sys::OTF2_CallbackCode = sys::OTF2_CallbackCode_enum_OTF2_CALLBACK_SUCCESS as _;
+    const FAIL: sys::OTF2_CallbackCode = sys::OTF2_CallbackCode_enum_OTF2_CALLBACK_ERROR as _;
+
+    /// Runs `f` on the shared state behind `user`; a panic (or an earlier one) fails the
+    /// callback instead of unwinding into C.
+    fn with(user: *mut c_void, f: impl FnOnce(&mut Shared) -> bool) -> sys::OTF2_CallbackCode {
+        // SAFETY: `user` is the `Box<Shared>` of a live `Archive` (set in `create`, freed
+        // after `OTF2_Archive_Close`); OTF2 calls back on the archive's own thread, one call at
+        // a time, while no `&mut` to it is held elsewhere.
+        let shared = unsafe { &mut *user.cast::<Shared>() };
+        if shared.broken {
+            return FAIL;
+        }
+        match catch_unwind(AssertUnwindSafe(|| f(shared))) {
+            Ok(true) => OK,
+            Ok(false) => FAIL,
+            Err(_) => {
+                shared.broken = true;
+                FAIL
+            }
+        }
+    }
+
+    /// Bytes of one element of an OTF2 type as the collectives carry it.
+    fn type_size(t: sys::OTF2_Type) -> Option<usize> {
+        Some(match t as u32 {
+            sys::OTF2_Type_enum_OTF2_TYPE_INT8 | sys::OTF2_Type_enum_OTF2_TYPE_UINT8 => 1,
+            sys::OTF2_Type_enum_OTF2_TYPE_INT16 | sys::OTF2_Type_enum_OTF2_TYPE_UINT16 => 2,
+            sys::OTF2_Type_enum_OTF2_TYPE_INT32
+            | sys::OTF2_Type_enum_OTF2_TYPE_UINT32
+            | sys::OTF2_Type_enum_OTF2_TYPE_FLOAT => 4,
+            sys::OTF2_Type_enum_OTF2_TYPE_INT64
+            | sys::OTF2_Type_enum_OTF2_TYPE_UINT64
+            | sys::OTF2_Type_enum_OTF2_TYPE_DOUBLE => 8,
+            _ => return None,
+        })
+    }
+
+    /// `n` elements of type `t` in bytes.
+    fn bytes(n: u32, t: sys::OTF2_Type) -> Option<usize> {
+        (n as usize).checked_mul(type_size(t)?)
+    }
+
+    /// A buffer OTF2 passes as `(pointer, bytes)`: empty when the pointer is null.
+    ///
+    /// # Safety
+    /// A non-null `p` points to `len` readable bytes for the callback's duration.
+    unsafe fn input<'a>(p: *const c_void, len: usize) -> &'a [u8] {
+        if p.is_null() || len == 0 {
+            &[]
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(p.cast(), len) }
+        }
+    }
+
+    /// # Safety
+    /// A non-null `p` points to `len` writable bytes for the callback's duration.
+    unsafe fn output<'a>(p: *mut c_void, len: usize) -> &'a mut [u8] {
+        if p.is_null() || len == 0 {
+            &mut []
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts_mut(p.cast(), len) }
+        }
+    }
+
+    unsafe extern "C" fn c_get_size(
+        user: *mut c_void,
+        _ctx: *mut sys::OTF2_CollectiveContext,
+        size: *mut u32,
+    ) -> sys::OTF2_CallbackCode {
+        with(user, |s| {
+            // SAFETY: OTF2 passes a valid out-pointer.
+            unsafe { *size = s.coll.size() };
+            true
+        })
+    }
+
+    unsafe extern "C" fn c_get_rank(
+        user: *mut c_void,
+        _ctx: *mut sys::OTF2_CollectiveContext,
+        rank: *mut u32,
+    ) -> sys::OTF2_CallbackCode {
+        with(user, |s| {
+            // SAFETY: OTF2 passes a valid out-pointer.
+            unsafe { *rank = s.coll.rank() };
+            true
+        })
+    }
+
+    unsafe extern "C" fn c_barrier(
+        user: *mut c_void,
+        _ctx: *mut sys::OTF2_CollectiveContext,
+    ) -> sys::OTF2_CallbackCode {
+        with(user, |s| s.coll.barrier())
+    }
+
+    unsafe extern "C" fn c_bcast(
+        user: *mut c_void,
+        _ctx: *mut sys::OTF2_CollectiveContext,
+        data: *mut c_void,
+        n: u32,
+        t: sys::OTF2_Type,
+        root: u32,
+    ) -> sys::OTF2_CallbackCode {
+        with(user, |s| {
+            let Some(len) = bytes(n, t) else { return false };
+            // SAFETY: OTF2's buffer of `n` elements of `t` on every rank.
+            let data = unsafe { output(data, len) };
+            s.coll.bcast(data, root)
+        })
+    }
+
+    unsafe extern "C" fn c_gather(
+        user: *mut c_void,
+        _ctx: *mut sys::OTF2_CollectiveContext,
+        inp: *const c_void,
+        out: *mut c_void,
+        n: u32,
+        t: sys::OTF2_Type,
+        root: u32,
+    ) -> sys::OTF2_CallbackCode {
+        with(user, |s| {
+            let Some(len) = bytes(n, t) else { return false };
+            let at_root = s.coll.rank() == root;
+            let all = len.saturating_mul(s.coll.size() as usize);
+            // SAFETY: `n` elements in; at the root `size * n` out (OTF2's contract), none
+            // elsewhere.
+            let (inp, out) =
+                unsafe { (input(inp, len), output(out, if at_root { all } else { 0 })) };
+            s.coll.gather(inp, out, root)
+        })
+    }
+
+    unsafe extern "C" fn c_gatherv(
+        user: *mut c_void,
+        _ctx: *mut sys::OTF2_CollectiveContext,
+        inp: *const c_void,
+        n: u32,
+        out: *mut c_void,
+        counts: *const u32,
+        t: sys::OTF2_Type,
+        root: u32,
+    ) -> sys::OTF2_CallbackCode {
+        with(user, |s| {
+            let Some(len) = bytes(n, t) else { return false };
+            let size = s.coll.size() as usize;
+            let mut lens = Vec::new();
+            if s.coll.rank() == root && !counts.is_null() {
+                // SAFETY: at the root OTF2 passes one count per rank.
+                let c = unsafe { std::slice::from_raw_parts(counts, size) };
+                for &k in c {
+                    let Some(b) = bytes(k, t) else { return false };
+                    lens.push(b);
+                }
+            }
+            let total = lens.iter().sum();
+            // SAFETY: `n` elements in; at the root the sum of the counts out.
+            let (inp, out) = unsafe { (input(inp, len), output(out, total)) };
+            s.coll.gatherv(inp, out, &lens, root)
+        })
+    }
+
+    unsafe extern "C" fn c_scatter(
+        user: *mut c_void,
+        _ctx: *mut sys::OTF2_CollectiveContext,
+        inp: *const c_void,
+        out: *mut c_void,
+        n: u32,
+        t: sys::OTF2_Type,
+        root: u32,
+    ) -> sys::OTF2_CallbackCode {
+        with(user, |s| {
+            let Some(len) = bytes(n, t) else { return false };
+            let at_root = s.coll.rank() == root;
+            let all = len.saturating_mul(s.coll.size() as usize);
+            // SAFETY: at the root `size * n` elements in; `n` out on every rank.
+            let (inp, out) =
+                unsafe { (input(inp, if at_root { all } else { 0 }), output(out, len)) };
+            s.coll.scatter(inp, out, root)
+        })
+    }
+
+    unsafe extern "C" fn c_scatterv(
+        user: *mut c_void,
+        _ctx: *mut sys::OTF2_CollectiveContext,
+        inp: *const c_void,
+        counts: *const u32,
+        out: *mut c_void,
+        n: u32,
+        t: sys::OTF2_Type,
+        root: u32,
+    ) -> sys::OTF2_CallbackCode {
+        with(user, |s| {
+            let Some(len) = bytes(n, t) else { return false };
+            let size = s.coll.size() as usize;
+            let mut lens = Vec::new();
+            if s.coll.rank() == root && !counts.is_null() {
+                // SAFETY: at the root OTF2 passes one count per rank.
+                let c = unsafe { std::slice::from_raw_parts(counts, size) };
+                for &k in c {
+                    let Some(b) = bytes(k, t) else { return false };
+                    lens.push(b);
+                }
+            }
+            let total = lens.iter().sum();
+            // SAFETY: at the root the sum of the counts in; `n` elements out.
+            let (inp, out) = unsafe { (input(inp, total), output(out, len)) };
+            s.coll.scatterv(inp, &lens, out, root)
+        })
+    }
+
+    static COLLECTIVES: sys::OTF2_CollectiveCallbacks = sys::OTF2_CollectiveCallbacks {
+        otf2_release: None,
+        otf2_get_size: Some(c_get_size),
+        otf2_get_rank: Some(c_get_rank),
+        // Only for reading, or writing through SIONlib: not used here.
+        otf2_create_local_comm: None,
+        otf2_free_local_comm: None,
+        otf2_barrier: Some(c_barrier),
+        otf2_bcast: Some(c_bcast),
+        otf2_gather: Some(c_gather),
+        otf2_gatherv: Some(c_gatherv),
+        otf2_scatter: Some(c_scatter),
+        otf2_scatterv: Some(c_scatterv),
+    };
+
+    // Flush callbacks: every full buffer is written out (never dropped); post-flush gives the
+    // time the flush ended, for the `BufferFlush` record OTF2 then writes.
     unsafe extern "C" fn pre_flush(
         _user: *mut c_void,
         _file: sys::OTF2_FileType,
@@ -119,11 +377,16 @@ mod imp {
     }
 
     unsafe extern "C" fn post_flush(
-        _user: *mut c_void,
+        user: *mut c_void,
         _file: sys::OTF2_FileType,
         _loc: sys::OTF2_LocationRef,
     ) -> sys::OTF2_TimeStamp {
-        0
+        let mut t = 0;
+        with(user, |s| {
+            t = s.clock.map_or(0, |f| f());
+            true
+        });
+        t
     }
 
     static FLUSH: sys::OTF2_FlushCallbacks = sys::OTF2_FlushCallbacks {
@@ -131,180 +394,271 @@ mod imp {
         otf2_post_flush: Some(post_flush),
     };
 
-    pub struct Archive {
-        raw: NonNull<sys::OTF2_Archive>,
-        defs: *mut sys::OTF2_GlobalDefWriter,
-        evts: Vec<(u64, *mut sys::OTF2_EvtWriter)>,
+    /// One chunk of a buffer: the bytes follow this header (so `free_all` knows the size).
+    #[repr(C)]
+    struct Chunk {
+        next: *mut Chunk,
+        size: usize,
     }
 
+    /// A new chunk for a buffer, from the account; null past the bound, which makes OTF2
+    /// flush the buffer and give its chunks back (`free_all`) before asking again.
+    unsafe extern "C" fn allocate(
+        user: *mut c_void,
+        _file: sys::OTF2_FileType,
+        _loc: sys::OTF2_LocationRef,
+        per_buffer: *mut *mut c_void,
+        size: u64,
+    ) -> *mut c_void {
+        let mut chunk = ptr::null_mut();
+        with(user, |s| {
+            let total = size as usize + std::mem::size_of::<Chunk>();
+            if s.used.saturating_add(total as u64) > s.limit {
+                s.refused += 1;
+                return false;
+            }
+            let Ok(layout) = std::alloc::Layout::from_size_align(total, 16) else {
+                return false;
+            };
+            // SAFETY: a layout of non-zero size.
+            let p = unsafe { std::alloc::alloc(layout) }.cast::<Chunk>();
+            if p.is_null() {
+                return false;
+            }
+            // SAFETY: `p` is a fresh allocation of at least a `Chunk`; `per_buffer` is the
+            // buffer's own list head, which OTF2 keeps for us.
+            unsafe {
+                p.write(Chunk {
+                    next: (*per_buffer).cast(),
+                    size: total,
+                });
+                *per_buffer = p.cast();
+            }
+            s.used += total as u64;
+            // SAFETY: the bytes after the header, within the allocation.
+            chunk = unsafe { p.add(1) }.cast::<c_void>();
+            true
+        });
+        chunk
+    }
+
+    /// Every chunk of a buffer given back (after its flush, or at the end).
+    unsafe extern "C" fn free_all(
+        user: *mut c_void,
+        _file: sys::OTF2_FileType,
+        _loc: sys::OTF2_LocationRef,
+        per_buffer: *mut *mut c_void,
+        _final: bool,
+    ) {
+        // SAFETY: see `with`; only the account is touched, no unwinding code runs.
+        let s = unsafe { &mut *user.cast::<Shared>() };
+        // SAFETY: the list `allocate` built for this buffer, freed once and emptied.
+        unsafe {
+            let mut p = (*per_buffer).cast::<Chunk>();
+            while !p.is_null() {
+                let Chunk { next, size } = p.read();
+                std::alloc::dealloc(
+                    p.cast(),
+                    std::alloc::Layout::from_size_align_unchecked(size, 16),
+                );
+                s.used = s.used.saturating_sub(size as u64);
+                p = next;
+            }
+            *per_buffer = ptr::null_mut();
+        }
+    }
+
+    static MEMORY: sys::OTF2_MemoryCallbacks = sys::OTF2_MemoryCallbacks {
+        otf2_allocate: Some(allocate),
+        otf2_free_all: Some(free_all),
+    };
+
+    // --- the archive -----------------------------------------------------------------------
+
+    pub struct Archive {
+        raw: NonNull<sys::OTF2_Archive>,
+        shared: *mut Shared,
+        evts: Vec<(u64, *mut sys::OTF2_EvtWriter)>,
+        defs: *mut sys::OTF2_GlobalDefWriter,
+        def_files_open: bool,
+        master: bool,
+    }
+
+    fn role(r: RegionRole) -> u32 {
+        match r {
+            RegionRole::Function => sys::OTF2_RegionRole_enum_OTF2_REGION_ROLE_FUNCTION,
+            RegionRole::PointToPoint => sys::OTF2_RegionRole_enum_OTF2_REGION_ROLE_POINT2POINT,
+            RegionRole::Collective => sys::OTF2_RegionRole_enum_OTF2_REGION_ROLE_COLL_ALL2ALL,
+            RegionRole::Barrier => sys::OTF2_RegionRole_enum_OTF2_REGION_ROLE_BARRIER,
+            RegionRole::Other => sys::OTF2_RegionRole_enum_OTF2_REGION_ROLE_UNKNOWN,
+        }
+    }
+
+    fn paradigm(p: Paradigm) -> u32 {
+        match p {
+            Paradigm::Mpi => sys::OTF2_Paradigm_enum_OTF2_PARADIGM_MPI,
+            Paradigm::User => sys::OTF2_Paradigm_enum_OTF2_PARADIGM_USER,
+            Paradigm::Measurement => sys::OTF2_Paradigm_enum_OTF2_PARADIGM_MEASUREMENT_SYSTEM,
+        }
+    }
+
+    fn collective_op(op: CollectiveOp) -> u32 {
+        use CollectiveOp as C;
+        match op {
+            C::Barrier => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_BARRIER,
+            C::Bcast => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_BCAST,
+            C::Gather => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_GATHER,
+            C::Gatherv => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_GATHERV,
+            C::Scatter => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_SCATTER,
+            C::Scatterv => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_SCATTERV,
+            C::Allgather => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_ALLGATHER,
+            C::Allgatherv => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_ALLGATHERV,
+            C::Alltoall => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_ALLTOALL,
+            C::Alltoallv => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_ALLTOALLV,
+            C::Alltoallw => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_ALLTOALLW,
+            C::Allreduce => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_ALLREDUCE,
+            C::Reduce => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_REDUCE,
+            C::ReduceScatter => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_REDUCE_SCATTER,
+            C::ReduceScatterBlock => {
+                sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK
+            }
+            C::Scan => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_SCAN,
+            C::Exscan => sys::OTF2_CollectiveOp_enum_OTF2_COLLECTIVE_OP_EXSCAN,
+        }
+    }
+
+    fn value_type(v: ValueType) -> sys::OTF2_Type {
+        (match v {
+            ValueType::Int => sys::OTF2_Type_enum_OTF2_TYPE_INT64,
+            ValueType::Uint => sys::OTF2_Type_enum_OTF2_TYPE_UINT64,
+            ValueType::Double => sys::OTF2_Type_enum_OTF2_TYPE_DOUBLE,
+        }) as _
+    }
+
+    fn metric_mode(m: MetricMode) -> u32 {
+        match m {
+            MetricMode::AccumulatedStart => sys::OTF2_MetricMode_enum_OTF2_METRIC_ACCUMULATED_START,
+            MetricMode::AbsolutePoint => sys::OTF2_MetricMode_enum_OTF2_METRIC_ABSOLUTE_POINT,
+            MetricMode::RelativeLast => sys::OTF2_MetricMode_enum_OTF2_METRIC_RELATIVE_LAST,
+        }
+    }
+
+    fn mapping(m: Mapping) -> u32 {
+        match m {
+            Mapping::Region => sys::OTF2_MappingType_enum_OTF2_MAPPING_REGION,
+            Mapping::Comm => sys::OTF2_MappingType_enum_OTF2_MAPPING_COMM,
+            Mapping::Metric => sys::OTF2_MappingType_enum_OTF2_MAPPING_METRIC,
+        }
+    }
+
+    fn group_type(g: GroupType) -> u32 {
+        match g {
+            GroupType::CommLocations => sys::OTF2_GroupType_enum_OTF2_GROUP_TYPE_COMM_LOCATIONS,
+            GroupType::CommGroup => sys::OTF2_GroupType_enum_OTF2_GROUP_TYPE_COMM_GROUP,
+        }
+    }
+
+    const UNDEFINED_U32: u32 = u32::MAX;
+
     impl Archive {
-        pub fn create(dir: &str, name: &str) -> Result<Archive> {
+        /// Opens `dir/name.otf2` for writing, collectively over `coll`'s ranks.
+        pub fn create(
+            dir: &str,
+            name: &str,
+            coll: Box<dyn Collectives>,
+            sizes: Sizes,
+        ) -> Result<Archive> {
             let (dir, name) = (cstring(dir)?, cstring(name)?);
-            // SAFETY: two NUL-terminated strings OTF2 copies; the chunk sizes are OTF2's
-            // defaults; POSIX files, no compression.
+            // SAFETY: two NUL-terminated strings OTF2 copies; POSIX files, no compression.
             let raw = unsafe {
                 sys::OTF2_Archive_Open(
                     dir.as_ptr(),
                     name.as_ptr(),
                     sys::OTF2_FileMode_enum_OTF2_FILEMODE_WRITE as _,
-                    1024 * 1024,
-                    4 * 1024 * 1024,
+                    sizes.event_chunk,
+                    sizes.def_chunk,
                     sys::OTF2_FileSubstrate_enum_OTF2_SUBSTRATE_POSIX as _,
                     sys::OTF2_Compression_enum_OTF2_COMPRESSION_NONE as _,
                 )
             };
-            let raw = NonNull::new(raw).ok_or(Error::Otf2 {
-                call: "OTF2_Archive_Open",
-                code: -1,
-                name: "no archive".into(),
-            })?;
+            let raw = NonNull::new(raw).ok_or_else(|| null("OTF2_Archive_Open"))?;
+            let shared = Box::into_raw(Box::new(Shared {
+                coll,
+                used: 0,
+                limit: sizes.memory_limit,
+                refused: 0,
+                clock: sizes.clock,
+                broken: false,
+            }));
             let mut a = Archive {
                 raw,
-                defs: ptr::null_mut(),
+                shared,
                 evts: Vec::new(),
+                defs: ptr::null_mut(),
+                def_files_open: false,
+                master: false,
             };
-            // SAFETY: a live archive; FLUSH is a static, no user data.
-            check("OTF2_Archive_SetFlushCallbacks", unsafe {
-                sys::OTF2_Archive_SetFlushCallbacks(a.raw.as_ptr(), &FLUSH, ptr::null_mut())
-            })?;
-            // SAFETY: a live archive.
-            check("OTF2_Archive_SetSerialCollectiveCallbacks", unsafe {
-                sys::OTF2_Archive_SetSerialCollectiveCallbacks(a.raw.as_ptr())
-            })?;
-            // SAFETY: a live archive with its collective callbacks.
-            check("OTF2_Archive_OpenEvtFiles", unsafe {
-                sys::OTF2_Archive_OpenEvtFiles(a.raw.as_ptr())
-            })?;
-            // SAFETY: a live archive; the writer lives as long as the archive.
-            a.defs = unsafe { sys::OTF2_Archive_GetGlobalDefWriter(a.raw.as_ptr()) };
-            if a.defs.is_null() {
-                return Err(Error::Otf2 {
-                    call: "OTF2_Archive_GetGlobalDefWriter",
-                    code: -1,
-                    name: "no writer".into(),
-                });
+            let p = a.raw.as_ptr();
+            // SAFETY: a live archive; FLUSH and MEMORY are statics; `shared` lives until
+            // after OTF2_Archive_Close (Drop).
+            unsafe {
+                check("OTF2_Archive_SetFlushCallbacks", {
+                    sys::OTF2_Archive_SetFlushCallbacks(p, &FLUSH, shared.cast())
+                })?;
+                check("OTF2_Archive_SetMemoryCallbacks", {
+                    sys::OTF2_Archive_SetMemoryCallbacks(p, &MEMORY, shared.cast())
+                })?;
+                // The context pointers are opaque to OTF2: our callbacks ignore them.
+                check("OTF2_Archive_SetCollectiveCallbacks", {
+                    sys::OTF2_Archive_SetCollectiveCallbacks(
+                        p,
+                        &COLLECTIVES,
+                        shared.cast(),
+                        shared.cast(),
+                        ptr::null_mut(),
+                    )
+                })?;
+                check(
+                    "OTF2_Archive_OpenEvtFiles",
+                    sys::OTF2_Archive_OpenEvtFiles(p),
+                )?;
+                check(
+                    "OTF2_Archive_IsPrimary",
+                    sys::OTF2_Archive_IsPrimary(p, &mut a.master),
+                )?;
             }
             Ok(a)
         }
 
-        pub fn def_string(&mut self, id: u32, s: &str) -> Result<()> {
-            let s = cstring(s)?;
-            // SAFETY: the archive's live global definition writer; OTF2 copies the string.
-            check("OTF2_GlobalDefWriter_WriteString", unsafe {
-                sys::OTF2_GlobalDefWriter_WriteString(self.defs, id, s.as_ptr())
+        pub fn is_master(&mut self) -> bool {
+            self.master
+        }
+
+        /// Buffer chunks refused at the memory bound so far (each a flush before its time).
+        pub fn lost(&mut self) -> u64 {
+            // SAFETY: `shared` lives as long as `self`; no callback runs now.
+            unsafe { (*self.shared).refused }
+        }
+
+        pub fn set_property(&mut self, name: &str, value: &str) -> Result<()> {
+            let (n, v) = (cstring(name)?, cstring(value)?);
+            // SAFETY: a live archive; OTF2 copies both strings.
+            check("OTF2_Archive_SetProperty", unsafe {
+                sys::OTF2_Archive_SetProperty(self.raw.as_ptr(), n.as_ptr(), v.as_ptr(), true)
             })
         }
 
-        pub fn def_region(
-            &mut self,
-            id: u32,
-            name: u32,
-            role: RegionRole,
-            paradigm: Paradigm,
-        ) -> Result<()> {
-            let role = match role {
-                RegionRole::Function => sys::OTF2_RegionRole_enum_OTF2_REGION_ROLE_FUNCTION,
-                RegionRole::PointToPoint => sys::OTF2_RegionRole_enum_OTF2_REGION_ROLE_POINT2POINT,
-                RegionRole::Collective => sys::OTF2_RegionRole_enum_OTF2_REGION_ROLE_COLL_ALL2ALL,
-                RegionRole::Barrier => sys::OTF2_RegionRole_enum_OTF2_REGION_ROLE_BARRIER,
-            };
-            let paradigm = match paradigm {
-                Paradigm::Mpi => sys::OTF2_Paradigm_enum_OTF2_PARADIGM_MPI,
-                Paradigm::User => sys::OTF2_Paradigm_enum_OTF2_PARADIGM_USER,
-                Paradigm::Measurement => sys::OTF2_Paradigm_enum_OTF2_PARADIGM_MEASUREMENT_SYSTEM,
-            };
-            // SAFETY: the live global definition writer; `name` is a defined string.
-            check("OTF2_GlobalDefWriter_WriteRegion", unsafe {
-                sys::OTF2_GlobalDefWriter_WriteRegion(
-                    self.defs,
-                    id,
-                    name,
-                    name,
-                    name,
-                    role as _,
-                    paradigm as _,
-                    sys::OTF2_RegionFlag_enum_OTF2_REGION_FLAG_NONE as _,
-                    name,
-                    0,
-                    0,
-                )
-            })
-        }
-
-        pub fn def_clock(&mut self, resolution: u64, start: u64, length: u64) -> Result<()> {
-            // SAFETY: the live global definition writer.
-            check("OTF2_GlobalDefWriter_WriteClockProperties", unsafe {
-                sys::OTF2_GlobalDefWriter_WriteClockProperties(
-                    self.defs,
-                    resolution,
-                    start,
-                    length,
-                    u64::MAX, /* OTF2_UNDEFINED_TIMESTAMP */
-                )
-            })
-        }
-
-        pub fn def_system_tree_node(&mut self, id: u32, name: u32, class: u32) -> Result<()> {
-            // SAFETY: the live global definition writer; strings defined.
-            check("OTF2_GlobalDefWriter_WriteSystemTreeNode", unsafe {
-                sys::OTF2_GlobalDefWriter_WriteSystemTreeNode(
-                    self.defs,
-                    id,
-                    name,
-                    class,
-                    u32::MAX, /* OTF2_UNDEFINED_SYSTEM_TREE_NODE */
-                )
-            })
-        }
-
-        pub fn def_location_group(&mut self, id: u32, name: u32, node: u32) -> Result<()> {
-            // SAFETY: the live global definition writer; string and node defined.
-            check("OTF2_GlobalDefWriter_WriteLocationGroup", unsafe {
-                sys::OTF2_GlobalDefWriter_WriteLocationGroup(
-                    self.defs,
-                    id,
-                    name,
-                    sys::OTF2_LocationGroupType_enum_OTF2_LOCATION_GROUP_TYPE_PROCESS as _,
-                    node,
-                    u32::MAX, /* OTF2_UNDEFINED_LOCATION_GROUP */
-                )
-            })
-        }
-
-        pub fn def_location(&mut self, id: u64, name: u32, events: u64, group: u32) -> Result<()> {
-            // SAFETY: the live global definition writer; string and group defined.
-            check("OTF2_GlobalDefWriter_WriteLocation", unsafe {
-                sys::OTF2_GlobalDefWriter_WriteLocation(
-                    self.defs,
-                    id,
-                    name,
-                    sys::OTF2_LocationType_enum_OTF2_LOCATION_TYPE_CPU_THREAD as _,
-                    events,
-                    group,
-                )
-            })
-        }
-
-        pub fn evt_writer(&mut self, loc: u64) -> Result<()> {
+        fn writer(&mut self, loc: u64) -> Result<*mut sys::OTF2_EvtWriter> {
+            if let Some((_, w)) = self.evts.iter().find(|(l, _)| *l == loc) {
+                return Ok(*w);
+            }
             // SAFETY: a live archive with its event files open.
             let w = unsafe { sys::OTF2_Archive_GetEvtWriter(self.raw.as_ptr(), loc) };
             if w.is_null() {
-                return Err(Error::Otf2 {
-                    call: "OTF2_Archive_GetEvtWriter",
-                    code: -1,
-                    name: "no writer".into(),
-                });
+                return Err(null("OTF2_Archive_GetEvtWriter"));
             }
             self.evts.push((loc, w));
-            Ok(())
-        }
-
-        fn writer(&self, loc: u64) -> Result<*mut sys::OTF2_EvtWriter> {
-            self.evts
-                .iter()
-                .find(|(l, _)| *l == loc)
-                .map(|(_, w)| *w)
-                .ok_or_else(|| Error::Invalid(format!("location {loc} has no writer")))
+            Ok(w)
         }
 
         pub fn enter(&mut self, loc: u64, t: u64, region: u32) -> Result<()> {
@@ -317,55 +671,508 @@ mod imp {
 
         pub fn leave(&mut self, loc: u64, t: u64, region: u32) -> Result<()> {
             let w = self.writer(loc)?;
-            // SAFETY: a live event writer of this archive; no attribute list.
+            // SAFETY: as in `enter`.
             check("OTF2_EvtWriter_Leave", unsafe {
                 sys::OTF2_EvtWriter_Leave(w, ptr::null_mut(), t, region)
             })
         }
 
-        pub fn close(mut self) -> Result<()> {
+        pub fn mpi_send(
+            &mut self,
+            loc: u64,
+            t: u64,
+            peer: u32,
+            comm: u32,
+            tag: u32,
+            len: u64,
+        ) -> Result<()> {
+            let w = self.writer(loc)?;
+            // SAFETY: as in `enter`.
+            check("OTF2_EvtWriter_MpiSend", unsafe {
+                sys::OTF2_EvtWriter_MpiSend(w, ptr::null_mut(), t, peer, comm, tag, len)
+            })
+        }
+
+        #[allow(clippy::too_many_arguments)]
+        pub fn mpi_isend(
+            &mut self,
+            loc: u64,
+            t: u64,
+            peer: u32,
+            comm: u32,
+            tag: u32,
+            len: u64,
+            req: u64,
+        ) -> Result<()> {
+            let w = self.writer(loc)?;
+            // SAFETY: as in `enter`.
+            check("OTF2_EvtWriter_MpiIsend", unsafe {
+                sys::OTF2_EvtWriter_MpiIsend(w, ptr::null_mut(), t, peer, comm, tag, len, req)
+            })
+        }
+
+        pub fn mpi_isend_complete(&mut self, loc: u64, t: u64, req: u64) -> Result<()> {
+            let w = self.writer(loc)?;
+            // SAFETY: as in `enter`.
+            check("OTF2_EvtWriter_MpiIsendComplete", unsafe {
+                sys::OTF2_EvtWriter_MpiIsendComplete(w, ptr::null_mut(), t, req)
+            })
+        }
+
+        pub fn mpi_irecv_request(&mut self, loc: u64, t: u64, req: u64) -> Result<()> {
+            let w = self.writer(loc)?;
+            // SAFETY: as in `enter`.
+            check("OTF2_EvtWriter_MpiIrecvRequest", unsafe {
+                sys::OTF2_EvtWriter_MpiIrecvRequest(w, ptr::null_mut(), t, req)
+            })
+        }
+
+        pub fn mpi_recv(
+            &mut self,
+            loc: u64,
+            t: u64,
+            peer: u32,
+            comm: u32,
+            tag: u32,
+            len: u64,
+        ) -> Result<()> {
+            let w = self.writer(loc)?;
+            // SAFETY: as in `enter`.
+            check("OTF2_EvtWriter_MpiRecv", unsafe {
+                sys::OTF2_EvtWriter_MpiRecv(w, ptr::null_mut(), t, peer, comm, tag, len)
+            })
+        }
+
+        #[allow(clippy::too_many_arguments)]
+        pub fn mpi_irecv(
+            &mut self,
+            loc: u64,
+            t: u64,
+            peer: u32,
+            comm: u32,
+            tag: u32,
+            len: u64,
+            req: u64,
+        ) -> Result<()> {
+            let w = self.writer(loc)?;
+            // SAFETY: as in `enter`.
+            check("OTF2_EvtWriter_MpiIrecv", unsafe {
+                sys::OTF2_EvtWriter_MpiIrecv(w, ptr::null_mut(), t, peer, comm, tag, len, req)
+            })
+        }
+
+        pub fn mpi_request_cancelled(&mut self, loc: u64, t: u64, req: u64) -> Result<()> {
+            let w = self.writer(loc)?;
+            // SAFETY: as in `enter`.
+            check("OTF2_EvtWriter_MpiRequestCancelled", unsafe {
+                sys::OTF2_EvtWriter_MpiRequestCancelled(w, ptr::null_mut(), t, req)
+            })
+        }
+
+        pub fn collective_begin(&mut self, loc: u64, t: u64) -> Result<()> {
+            let w = self.writer(loc)?;
+            // SAFETY: as in `enter`.
+            check("OTF2_EvtWriter_MpiCollectiveBegin", unsafe {
+                sys::OTF2_EvtWriter_MpiCollectiveBegin(w, ptr::null_mut(), t)
+            })
+        }
+
+        #[allow(clippy::too_many_arguments)]
+        pub fn collective_end(
+            &mut self,
+            loc: u64,
+            t: u64,
+            op: CollectiveOp,
+            comm: u32,
+            root: Option<u32>,
+            sent: u64,
+            received: u64,
+        ) -> Result<()> {
+            let w = self.writer(loc)?;
+            let root = root.unwrap_or(UNDEFINED_U32);
+            // SAFETY: as in `enter`.
+            check("OTF2_EvtWriter_MpiCollectiveEnd", unsafe {
+                sys::OTF2_EvtWriter_MpiCollectiveEnd(
+                    w,
+                    ptr::null_mut(),
+                    t,
+                    collective_op(op) as _,
+                    comm,
+                    root,
+                    sent,
+                    received,
+                )
+            })
+        }
+
+        pub fn metric(
+            &mut self,
+            loc: u64,
+            t: u64,
+            metric: u32,
+            values: &[MetricValue],
+        ) -> Result<()> {
+            let n = u8::try_from(values.len())
+                .map_err(|_| Error::Invalid(format!("{} values in one metric", values.len())))?;
+            let mut types = Vec::with_capacity(values.len());
+            let mut raw = Vec::with_capacity(values.len());
+            for v in values {
+                let (t, r) = match *v {
+                    MetricValue::Int(x) => {
+                        (ValueType::Int, sys::OTF2_MetricValue { signed_int: x })
+                    }
+                    MetricValue::Uint(x) => {
+                        (ValueType::Uint, sys::OTF2_MetricValue { unsigned_int: x })
+                    }
+                    MetricValue::Double(x) => (
+                        ValueType::Double,
+                        sys::OTF2_MetricValue { floating_point: x },
+                    ),
+                };
+                types.push(value_type(t));
+                raw.push(r);
+            }
+            let w = self.writer(loc)?;
+            // SAFETY: as in `enter`; `n` types and values, read during the call.
+            check("OTF2_EvtWriter_Metric", unsafe {
+                sys::OTF2_EvtWriter_Metric(
+                    w,
+                    ptr::null_mut(),
+                    t,
+                    metric,
+                    n,
+                    types.as_ptr(),
+                    raw.as_ptr(),
+                )
+            })
+        }
+
+        /// Closes every event writer and the event files (collective); gives each
+        /// location's number of events.
+        pub fn close_events(&mut self) -> Result<Vec<(u64, u64)>> {
             let a = self.raw.as_ptr();
+            let mut counts = Vec::with_capacity(self.evts.len());
             for (loc, w) in std::mem::take(&mut self.evts) {
-                // SAFETY: each writer closed once, before the event files.
-                check("OTF2_Archive_CloseEvtWriter", unsafe {
-                    sys::OTF2_Archive_CloseEvtWriter(a, w)
-                })?;
-                // SAFETY: a live archive; a local definition file per location (empty).
-                check("OTF2_Archive_OpenDefFiles", unsafe {
-                    sys::OTF2_Archive_OpenDefFiles(a)
-                })?;
-                // SAFETY: a live archive with its definition files open.
-                let d = unsafe { sys::OTF2_Archive_GetDefWriter(a, loc) };
-                if !d.is_null() {
-                    // SAFETY: the writer just got, closed once.
-                    check("OTF2_Archive_CloseDefWriter", unsafe {
-                        sys::OTF2_Archive_CloseDefWriter(a, d)
-                    })?;
+                let mut n = 0;
+                // SAFETY: a live writer, closed once right after.
+                unsafe {
+                    check(
+                        "OTF2_EvtWriter_GetNumberOfEvents",
+                        sys::OTF2_EvtWriter_GetNumberOfEvents(w, &mut n),
+                    )?;
+                    check(
+                        "OTF2_Archive_CloseEvtWriter",
+                        sys::OTF2_Archive_CloseEvtWriter(a, w),
+                    )?;
                 }
-                // SAFETY: opened above.
-                check("OTF2_Archive_CloseDefFiles", unsafe {
-                    sys::OTF2_Archive_CloseDefFiles(a)
-                })?;
+                counts.push((loc, n));
             }
             // SAFETY: opened in `create`, every writer closed.
             check("OTF2_Archive_CloseEvtFiles", unsafe {
                 sys::OTF2_Archive_CloseEvtFiles(a)
             })?;
-            self.close_archive()
+            Ok(counts)
         }
 
-        fn close_archive(self) -> Result<()> {
+        /// A location's local definitions: mapping tables (local id -> global id, dense)
+        /// and clock offsets. After [`Archive::close_events`].
+        pub fn write_local(
+            &mut self,
+            loc: u64,
+            maps: &[(Mapping, Vec<u64>)],
+            offsets: &[(u64, i64, f64)],
+        ) -> Result<()> {
             let a = self.raw.as_ptr();
+            if !self.def_files_open {
+                // SAFETY: a live archive, event files closed.
+                check("OTF2_Archive_OpenDefFiles", unsafe {
+                    sys::OTF2_Archive_OpenDefFiles(a)
+                })?;
+                self.def_files_open = true;
+            }
+            // SAFETY: a live archive with its definition files open.
+            let d = unsafe { sys::OTF2_Archive_GetDefWriter(a, loc) };
+            if d.is_null() {
+                return Err(null("OTF2_Archive_GetDefWriter"));
+            }
+            let mut r = Ok(());
+            for (kind, ids) in maps {
+                if ids.is_empty() {
+                    continue;
+                }
+                // SAFETY: `ids.len()` ids read during the call; the map freed below.
+                let map = unsafe {
+                    sys::OTF2_IdMap_CreateFromUint64Array(ids.len() as u64, ids.as_ptr(), true)
+                };
+                if map.is_null() {
+                    // With `optimizeSize` OTF2 gives no map for the identity: none needed.
+                    if ids.iter().enumerate().all(|(i, &g)| i as u64 == g) {
+                        continue;
+                    }
+                    r = Err(null("OTF2_IdMap_CreateFromUint64Array"));
+                    break;
+                }
+                // SAFETY: the live local writer and map; the map freed once.
+                r = check("OTF2_DefWriter_WriteMappingTable", unsafe {
+                    let c = sys::OTF2_DefWriter_WriteMappingTable(d, mapping(*kind) as _, map);
+                    sys::OTF2_IdMap_Free(map);
+                    c
+                });
+                if r.is_err() {
+                    break;
+                }
+            }
+            for &(t, off, sd) in offsets {
+                if r.is_err() {
+                    break;
+                }
+                // SAFETY: the live local writer.
+                r = check("OTF2_DefWriter_WriteClockOffset", unsafe {
+                    sys::OTF2_DefWriter_WriteClockOffset(d, t, off, sd)
+                });
+            }
+            // SAFETY: the writer got above, closed once.
+            let c = check("OTF2_Archive_CloseDefWriter", unsafe {
+                sys::OTF2_Archive_CloseDefWriter(a, d)
+            });
+            r.and(c)
+        }
+
+        fn global(&mut self) -> Result<*mut sys::OTF2_GlobalDefWriter> {
+            if !self.master {
+                return Err(Error::Invalid(
+                    "global definitions are written by rank 0 alone".into(),
+                ));
+            }
+            if self.defs.is_null() {
+                // SAFETY: a live archive of which this process is the master.
+                self.defs = unsafe { sys::OTF2_Archive_GetGlobalDefWriter(self.raw.as_ptr()) };
+                if self.defs.is_null() {
+                    return Err(null("OTF2_Archive_GetGlobalDefWriter"));
+                }
+            }
+            Ok(self.defs)
+        }
+
+        pub fn def_string(&mut self, id: u32, s: &str) -> Result<()> {
+            let (g, s) = (self.global()?, cstring(s)?);
+            // SAFETY: the live global definition writer; OTF2 copies the string.
+            check("OTF2_GlobalDefWriter_WriteString", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteString(g, id, s.as_ptr())
+            })
+        }
+
+        pub fn def_region(&mut self, id: u32, name: u32, r: RegionRole, p: Paradigm) -> Result<()> {
+            let g = self.global()?;
+            // SAFETY: the live global definition writer; `name` a defined string.
+            check("OTF2_GlobalDefWriter_WriteRegion", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteRegion(
+                    g,
+                    id,
+                    name,
+                    name,
+                    name,
+                    role(r) as _,
+                    paradigm(p) as _,
+                    sys::OTF2_RegionFlag_enum_OTF2_REGION_FLAG_NONE as _,
+                    UNDEFINED_U32,
+                    0,
+                    0,
+                )
+            })
+        }
+
+        pub fn def_clock(&mut self, resolution: u64, start: u64, length: u64) -> Result<()> {
+            let g = self.global()?;
+            // SAFETY: the live global definition writer.
+            check("OTF2_GlobalDefWriter_WriteClockProperties", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteClockProperties(
+                    g,
+                    resolution,
+                    start,
+                    length,
+                    u64::MAX, // OTF2_UNDEFINED_TIMESTAMP
+                )
+            })
+        }
+
+        pub fn def_system_tree_node(
+            &mut self,
+            id: u32,
+            name: u32,
+            class: u32,
+            parent: Option<u32>,
+        ) -> Result<()> {
+            let g = self.global()?;
+            // SAFETY: the live global definition writer; strings (and parent) defined.
+            check("OTF2_GlobalDefWriter_WriteSystemTreeNode", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteSystemTreeNode(
+                    g,
+                    id,
+                    name,
+                    class,
+                    parent.unwrap_or(UNDEFINED_U32),
+                )
+            })
+        }
+
+        pub fn def_location_group(&mut self, id: u32, name: u32, node: u32) -> Result<()> {
+            let g = self.global()?;
+            // SAFETY: the live global definition writer; string and node defined.
+            check("OTF2_GlobalDefWriter_WriteLocationGroup", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteLocationGroup(
+                    g,
+                    id,
+                    name,
+                    sys::OTF2_LocationGroupType_enum_OTF2_LOCATION_GROUP_TYPE_PROCESS as _,
+                    node,
+                    UNDEFINED_U32,
+                )
+            })
+        }
+
+        pub fn def_location(&mut self, id: u64, name: u32, events: u64, group: u32) -> Result<()> {
+            let g = self.global()?;
+            // SAFETY: the live global definition writer; string and group defined.
+            check("OTF2_GlobalDefWriter_WriteLocation", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteLocation(
+                    g,
+                    id,
+                    name,
+                    sys::OTF2_LocationType_enum_OTF2_LOCATION_TYPE_CPU_THREAD as _,
+                    events,
+                    group,
+                )
+            })
+        }
+
+        pub fn def_group(
+            &mut self,
+            id: u32,
+            name: u32,
+            t: GroupType,
+            members: &[u64],
+        ) -> Result<()> {
+            let g = self.global()?;
+            let n = u32::try_from(members.len())
+                .map_err(|_| Error::Invalid(format!("{} members in one group", members.len())))?;
+            // SAFETY: the live global definition writer; `n` members read during the call.
+            check("OTF2_GlobalDefWriter_WriteGroup", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteGroup(
+                    g,
+                    id,
+                    name,
+                    group_type(t) as _,
+                    sys::OTF2_Paradigm_enum_OTF2_PARADIGM_MPI as _,
+                    sys::OTF2_GroupFlag_enum_OTF2_GROUP_FLAG_NONE as _,
+                    n,
+                    members.as_ptr(),
+                )
+            })
+        }
+
+        pub fn def_comm(&mut self, id: u32, name: u32, group: u32) -> Result<()> {
+            let g = self.global()?;
+            // SAFETY: the live global definition writer; string and group defined.
+            check("OTF2_GlobalDefWriter_WriteComm", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteComm(
+                    g,
+                    id,
+                    name,
+                    group,
+                    UNDEFINED_U32,
+                    sys::OTF2_CommFlag_enum_OTF2_COMM_FLAG_NONE as _,
+                )
+            })
+        }
+
+        pub fn def_metric_member(
+            &mut self,
+            id: u32,
+            name: u32,
+            description: u32,
+            unit: u32,
+            v: ValueType,
+            m: MetricMode,
+        ) -> Result<()> {
+            let g = self.global()?;
+            // SAFETY: the live global definition writer; strings defined.
+            check("OTF2_GlobalDefWriter_WriteMetricMember", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteMetricMember(
+                    g,
+                    id,
+                    name,
+                    description,
+                    sys::OTF2_MetricType_enum_OTF2_METRIC_TYPE_OTHER as _,
+                    metric_mode(m) as _,
+                    value_type(v),
+                    sys::OTF2_Base_enum_OTF2_BASE_DECIMAL as _,
+                    0,
+                    unit,
+                )
+            })
+        }
+
+        pub fn def_metric_class(
+            &mut self,
+            id: u32,
+            members: &[u32],
+            synchronous: bool,
+        ) -> Result<()> {
+            let g = self.global()?;
+            let n = u8::try_from(members.len())
+                .map_err(|_| Error::Invalid(format!("{} members in one metric", members.len())))?;
+            let occurrence = if synchronous {
+                sys::OTF2_MetricOccurrence_enum_OTF2_METRIC_SYNCHRONOUS
+            } else {
+                sys::OTF2_MetricOccurrence_enum_OTF2_METRIC_ASYNCHRONOUS
+            };
+            // SAFETY: the live global definition writer; `n` members read during the call.
+            check("OTF2_GlobalDefWriter_WriteMetricClass", unsafe {
+                sys::OTF2_GlobalDefWriter_WriteMetricClass(
+                    g,
+                    id,
+                    n,
+                    members.as_ptr(),
+                    occurrence as _,
+                    sys::OTF2_RecorderKind_enum_OTF2_RECORDER_KIND_ABSTRACT as _,
+                )
+            })
+        }
+
+        /// Closes the definition files and the archive (collective).
+        pub fn close(mut self) -> Result<()> {
+            let a = self.raw.as_ptr();
+            let mut r = Ok(());
+            if !self.evts.is_empty() {
+                r = self.close_events().map(|_| ());
+            }
+            if self.def_files_open {
+                // SAFETY: opened by `write_local`, every local writer closed there.
+                r = r.and(check("OTF2_Archive_CloseDefFiles", unsafe {
+                    sys::OTF2_Archive_CloseDefFiles(a)
+                }));
+                self.def_files_open = false;
+            }
+            let shared = std::mem::replace(&mut self.shared, ptr::null_mut());
             std::mem::forget(self);
-            // SAFETY: the archive, closed once (Drop is skipped above).
-            check("OTF2_Archive_Close", unsafe { sys::OTF2_Archive_Close(a) })
+            // SAFETY: the archive, closed once (Drop is skipped above); then the callbacks'
+            // state, which no callback reaches after the close.
+            let c = check("OTF2_Archive_Close", unsafe { sys::OTF2_Archive_Close(a) });
+            // SAFETY: from Box::into_raw in `create`, freed once.
+            drop(unsafe { Box::from_raw(shared) });
+            r.and(c)
         }
     }
 
     impl Drop for Archive {
         fn drop(&mut self) {
-            // SAFETY: the archive, closed once (`close` forgets it before closing).
-            unsafe { sys::OTF2_Archive_Close(self.raw.as_ptr()) };
+            // SAFETY: the archive, closed once (`close` forgets it before closing), then the
+            // callbacks' state.
+            unsafe {
+                sys::OTF2_Archive_Close(self.raw.as_ptr());
+                drop(Box::from_raw(self.shared));
+            }
         }
     }
 }

@@ -1,8 +1,11 @@
 //! `mpit-otf2`: the OTF2 trace library (Open Trace Format 2, the format of Score-P, Scalasca
 //! and Vampir; OTF2 3.0 API reference) for Rust, in two layers: the C API as bindgen reads it
 //! from the installed headers at build time (`ffi`, private: the crate's one `unsafe` fence),
-//! and above it a thin safe writer ([`SerialArchive`]). mpit-prof's trace writer sits above
-//! this crate.
+//! and above it a thin safe writer: [`Archive`], written by every process of a parallel job
+//! together (the caller's [`Collectives`], as OTF2's `OTF2_MPI_Collectives.h` provides them
+//! over MPI), and [`SerialArchive`], written by one process alone. mpit-prof's trace writer
+//! sits above this crate: it unifies the ranks' definitions and hands each rank its mapping
+//! tables (local id -> global id), as Score-P does.
 //!
 //! Without OTF2 installed the crate still builds; [`available`] then says what to install.
 //!
@@ -23,9 +26,175 @@
 
 mod ffi;
 
+use std::collections::HashMap;
 use std::path::Path;
 
-pub use ffi::{Paradigm, RegionRole};
+/// What a region does (OTF2's `OTF2_RegionRole`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegionRole {
+    /// A function or a user region.
+    Function,
+    /// A point-to-point call.
+    PointToPoint,
+    /// A collective call.
+    Collective,
+    /// A barrier.
+    Barrier,
+    /// Anything else (OTF2's `UNKNOWN`): setup, queries, ...
+    Other,
+}
+
+/// Who a region belongs to (OTF2's `OTF2_Paradigm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Paradigm {
+    /// MPI.
+    Mpi,
+    /// The program's own regions.
+    User,
+    /// The measurement system.
+    Measurement,
+}
+
+/// A collective operation (OTF2's `OTF2_CollectiveOp`, the MPI ones).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CollectiveOp {
+    Barrier,
+    Bcast,
+    Gather,
+    Gatherv,
+    Scatter,
+    Scatterv,
+    Allgather,
+    Allgatherv,
+    Alltoall,
+    Alltoallv,
+    Alltoallw,
+    Allreduce,
+    Reduce,
+    ReduceScatter,
+    ReduceScatterBlock,
+    Scan,
+    Exscan,
+}
+
+/// The type of a metric member's values (OTF2's `OTF2_Type`, the three a metric takes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    /// Signed 64-bit.
+    Int,
+    /// Unsigned 64-bit.
+    Uint,
+    /// 64-bit floating point.
+    Double,
+}
+
+/// How a metric member's values are meant (OTF2's `OTF2_MetricMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MetricMode {
+    /// A total since the start (a counter's value).
+    AccumulatedStart,
+    /// The value at that point (a level, a size, an event's datum).
+    AbsolutePoint,
+    /// The change since the previous sample.
+    RelativeLast,
+}
+
+/// One value of a metric event (OTF2's `OTF2_MetricValue` with its type).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MetricValue {
+    /// Signed.
+    Int(i64),
+    /// Unsigned.
+    Uint(u64),
+    /// Floating point.
+    Double(f64),
+}
+
+/// The kinds of local ids a location's mapping table translates (OTF2's `OTF2_MappingType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mapping {
+    /// Regions of `Enter`/`Leave`.
+    Region,
+    /// Communicators of the MPI records.
+    Comm,
+    /// Metric classes of `Metric` records.
+    Metric,
+}
+
+/// What a group definition lists (OTF2's `OTF2_GroupType`, the MPI ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GroupType {
+    /// The locations of `MPI_COMM_WORLD`'s ranks, in rank order: what every communicator's
+    /// members index.
+    CommLocations,
+    /// A communicator's members, as their ranks in `MPI_COMM_WORLD`.
+    CommGroup,
+}
+
+/// The collective operations OTF2 needs while an archive is opened and closed, over the
+/// processes that write it (OTF2's `OTF2_CollectiveCallbacks`, in bytes). Every process calls
+/// each with the same root; `false` fails OTF2's call. Rank 0 is the archive's master.
+pub trait Collectives {
+    /// The number of processes.
+    fn size(&self) -> u32;
+    /// This process's rank, in `0..size`.
+    fn rank(&self) -> u32;
+    /// Waits for every process.
+    fn barrier(&mut self) -> bool;
+    /// `data` of `root` into every other process's `data` (same length everywhere).
+    fn bcast(&mut self, data: &mut [u8], root: u32) -> bool;
+    /// Every process's `input` (same length) into `root`'s `output`, in rank order (`output`
+    /// is empty elsewhere).
+    fn gather(&mut self, input: &[u8], output: &mut [u8], root: u32) -> bool;
+    /// Every process's `input` into `root`'s `output`, in rank order, rank `i`'s
+    /// `lengths[i]` bytes (`output` and `lengths` are empty elsewhere).
+    fn gatherv(&mut self, input: &[u8], output: &mut [u8], lengths: &[usize], root: u32) -> bool;
+    /// `root`'s `input`, cut in `size` equal parts, part `i` into rank `i`'s `output`.
+    fn scatter(&mut self, input: &[u8], output: &mut [u8], root: u32) -> bool;
+    /// `root`'s `input`, cut in parts of `lengths[i]` bytes, part `i` into rank `i`'s
+    /// `output`.
+    fn scatterv(&mut self, input: &[u8], lengths: &[usize], output: &mut [u8], root: u32) -> bool;
+}
+
+/// One process alone: the [`Collectives`] of [`SerialArchive`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Serial;
+
+impl Collectives for Serial {
+    fn size(&self) -> u32 {
+        1
+    }
+    fn rank(&self) -> u32 {
+        0
+    }
+    fn barrier(&mut self) -> bool {
+        true
+    }
+    fn bcast(&mut self, _: &mut [u8], root: u32) -> bool {
+        root == 0
+    }
+    fn gather(&mut self, input: &[u8], output: &mut [u8], root: u32) -> bool {
+        copy(input, output) && root == 0
+    }
+    fn gatherv(&mut self, input: &[u8], output: &mut [u8], _: &[usize], root: u32) -> bool {
+        copy(input, output) && root == 0
+    }
+    fn scatter(&mut self, input: &[u8], output: &mut [u8], root: u32) -> bool {
+        copy(input, output) && root == 0
+    }
+    fn scatterv(&mut self, input: &[u8], _: &[usize], output: &mut [u8], root: u32) -> bool {
+        copy(input, output) && root == 0
+    }
+}
+
+fn copy(from: &[u8], to: &mut [u8]) -> bool {
+    if from.len() != to.len() {
+        return false;
+    }
+    to.copy_from_slice(from);
+    true
+}
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +212,7 @@ pub enum Error {
         /// `OTF2_Error_GetName`.
         name: String,
     },
-    /// A path or name OTF2 cannot take (a NUL byte, not UTF-8).
+    /// A path or name OTF2 cannot take (a NUL byte, not UTF-8), or a call in the wrong place.
     #[error("invalid argument: {0}")]
     Invalid(String),
 }
@@ -65,61 +234,400 @@ pub fn available() -> Result<()> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RegionRef(pub u32);
 
-/// A location's reference (one stream of events).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A location's reference (one stream of events), unique in the archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LocationRef(pub u64);
 
-/// An archive written by one process alone (OTF2's serial collective callbacks): the global
-/// definitions and every location's events. Nothing is written before [`SerialArchive::close`]
-/// but what OTF2 flushes of full buffers.
-pub struct SerialArchive {
+/// OTF2's smallest chunk (`OTF2_CHUNK_SIZE_MIN`).
+const CHUNK_MIN: u64 = 256 << 10;
+/// OTF2's largest chunk (`OTF2_CHUNK_SIZE_MAX`).
+const CHUNK_MAX: u64 = 16 << 20;
+
+/// Buffer sizes of an [`Archive`]'s writers and the bound on their memory.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Bytes of one chunk of a location's event buffer (OTF2's `eventChunkSize`: 256 KiB to
+    /// 16 MiB).
+    pub event_chunk: u64,
+    /// Bytes of one chunk of a definition buffer (OTF2's `defChunkSize`: 256 KiB to 16 MiB).
+    pub def_chunk: u64,
+    /// The most bytes of buffers this process holds at once (at least two chunks): past it a
+    /// full buffer is flushed to its file before it grows.
+    pub memory_limit: u64,
+    /// The clock of the events' times, read when a flush ends: each flush before the close
+    /// is in the trace as a `BufferFlush` record from the event that filled the buffer to
+    /// that time (0 without a clock).
+    pub clock: Option<fn() -> u64>,
+}
+
+impl Default for Options {
+    /// 1 MiB event chunks, 4 MiB definition chunks (OTF2's suggested sizes), 64 MiB in all.
+    fn default() -> Options {
+        Options {
+            event_chunk: 1 << 20,
+            def_chunk: 4 << 20,
+            memory_limit: 64 << 20,
+            clock: None,
+        }
+    }
+}
+
+/// An OTF2 archive written by every process of a job together: each writes the events of its
+/// own locations (one file each) and their local definitions (mapping tables, clock offsets);
+/// the master (rank 0) writes the global definitions. Opening and closing are collective over
+/// the [`Collectives`] given.
+///
+/// The order of a write: events ([`Archive::enter`], ... with local ids), then
+/// [`Archive::close_events`], then each location's [`Archive::write_local`], then on the
+/// master [`Archive::globals`] in dependency order, then [`Archive::close`].
+///
+/// Dropping an archive without [`Archive::close`] closes it too (a collective call).
+pub struct Archive {
     raw: ffi::Archive,
-    strings: Vec<String>,
-    regions: u32,
+}
+
+impl Archive {
+    /// Opens `dir/name.otf2` (and `dir/name/`) for writing: every process of `coll` calls it.
+    #[doc(alias = "OTF2_Archive_Open")]
+    #[doc(alias = "OTF2_Archive_SetCollectiveCallbacks")]
+    pub fn create(
+        dir: &Path,
+        name: &str,
+        coll: impl Collectives + 'static,
+        options: Options,
+    ) -> Result<Archive> {
+        available()?;
+        let dir = dir
+            .to_str()
+            .ok_or_else(|| Error::Invalid(format!("{} is not UTF-8", dir.display())))?;
+        for (what, n) in [
+            ("event_chunk", options.event_chunk),
+            ("def_chunk", options.def_chunk),
+        ] {
+            if !(CHUNK_MIN..=CHUNK_MAX).contains(&n) {
+                return Err(Error::Invalid(format!(
+                    "{what} of {n} bytes: OTF2 takes 256 KiB to 16 MiB"
+                )));
+            }
+        }
+        if options.memory_limit < 2 * options.event_chunk.max(options.def_chunk) {
+            return Err(Error::Invalid(format!(
+                "a memory limit of {} bytes holds fewer than two chunks",
+                options.memory_limit
+            )));
+        }
+        let sizes = ffi::Sizes {
+            event_chunk: options.event_chunk,
+            def_chunk: options.def_chunk,
+            memory_limit: options.memory_limit,
+            clock: options.clock,
+        };
+        Ok(Archive {
+            raw: ffi::Archive::create(dir, name, Box::new(coll), sizes)?,
+        })
+    }
+
+    /// Whether this process writes the global definitions (rank 0).
+    #[doc(alias = "OTF2_Archive_IsMaster")]
+    pub fn is_master(&mut self) -> bool {
+        self.raw.is_master()
+    }
+
+    /// Buffer chunks refused so far at [`Options::memory_limit`]: each made OTF2 flush a
+    /// buffer early (nothing is dropped).
+    pub fn early_flushes(&mut self) -> u64 {
+        self.raw.lost()
+    }
+
+    /// A property of the archive (`NAMESPACE::NAME`), kept in its anchor file; the master's
+    /// count.
+    #[doc(alias = "OTF2_Archive_SetProperty")]
+    pub fn set_property(&mut self, name: &str, value: &str) -> Result<()> {
+        self.raw.set_property(name, value)
+    }
+
+    /// `region` (a local id) entered at `t`.
+    #[doc(alias = "OTF2_EvtWriter_Enter")]
+    pub fn enter(&mut self, loc: LocationRef, t: u64, region: u32) -> Result<()> {
+        self.raw.enter(loc.0, t, region)
+    }
+
+    /// `region` left at `t`.
+    #[doc(alias = "OTF2_EvtWriter_Leave")]
+    pub fn leave(&mut self, loc: LocationRef, t: u64, region: u32) -> Result<()> {
+        self.raw.leave(loc.0, t, region)
+    }
+
+    /// A blocking send of `bytes` to rank `peer` of `comm` (a local id) with `tag`.
+    #[doc(alias = "OTF2_EvtWriter_MpiSend")]
+    pub fn mpi_send(&mut self, loc: LocationRef, t: u64, m: Msg) -> Result<()> {
+        self.raw.mpi_send(loc.0, t, m.peer, m.comm, m.tag, m.bytes)
+    }
+
+    /// A non-blocking send posted, `request` naming it until its completion.
+    #[doc(alias = "OTF2_EvtWriter_MpiIsend")]
+    pub fn mpi_isend(&mut self, loc: LocationRef, t: u64, m: Msg, request: u64) -> Result<()> {
+        self.raw
+            .mpi_isend(loc.0, t, m.peer, m.comm, m.tag, m.bytes, request)
+    }
+
+    /// A non-blocking send completed.
+    #[doc(alias = "OTF2_EvtWriter_MpiIsendComplete")]
+    pub fn mpi_isend_complete(&mut self, loc: LocationRef, t: u64, request: u64) -> Result<()> {
+        self.raw.mpi_isend_complete(loc.0, t, request)
+    }
+
+    /// A non-blocking receive posted.
+    #[doc(alias = "OTF2_EvtWriter_MpiIrecvRequest")]
+    pub fn mpi_irecv_request(&mut self, loc: LocationRef, t: u64, request: u64) -> Result<()> {
+        self.raw.mpi_irecv_request(loc.0, t, request)
+    }
+
+    /// A blocking receive of `bytes` from rank `peer` of `comm` completed.
+    #[doc(alias = "OTF2_EvtWriter_MpiRecv")]
+    pub fn mpi_recv(&mut self, loc: LocationRef, t: u64, m: Msg) -> Result<()> {
+        self.raw.mpi_recv(loc.0, t, m.peer, m.comm, m.tag, m.bytes)
+    }
+
+    /// A non-blocking receive completed.
+    #[doc(alias = "OTF2_EvtWriter_MpiIrecv")]
+    pub fn mpi_irecv(&mut self, loc: LocationRef, t: u64, m: Msg, request: u64) -> Result<()> {
+        self.raw
+            .mpi_irecv(loc.0, t, m.peer, m.comm, m.tag, m.bytes, request)
+    }
+
+    /// A request cancelled.
+    #[doc(alias = "OTF2_EvtWriter_MpiRequestCancelled")]
+    pub fn mpi_request_cancelled(&mut self, loc: LocationRef, t: u64, request: u64) -> Result<()> {
+        self.raw.mpi_request_cancelled(loc.0, t, request)
+    }
+
+    /// A collective call begun.
+    #[doc(alias = "OTF2_EvtWriter_MpiCollectiveBegin")]
+    pub fn collective_begin(&mut self, loc: LocationRef, t: u64) -> Result<()> {
+        self.raw.collective_begin(loc.0, t)
+    }
+
+    /// A collective call ended: `op` on `comm` (a local id), its root's rank in it, the bytes
+    /// this process sent and received.
+    #[doc(alias = "OTF2_EvtWriter_MpiCollectiveEnd")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn collective_end(
+        &mut self,
+        loc: LocationRef,
+        t: u64,
+        op: CollectiveOp,
+        comm: u32,
+        root: Option<u32>,
+        sent: u64,
+        received: u64,
+    ) -> Result<()> {
+        self.raw
+            .collective_end(loc.0, t, op, comm, root, sent, received)
+    }
+
+    /// A sample of metric class `metric` (a local id): one value per member, in order.
+    #[doc(alias = "OTF2_EvtWriter_Metric")]
+    pub fn metric(
+        &mut self,
+        loc: LocationRef,
+        t: u64,
+        metric: u32,
+        values: &[MetricValue],
+    ) -> Result<()> {
+        self.raw.metric(loc.0, t, metric, values)
+    }
+
+    /// Ends the events (collective): every location's writer closed, with its number of
+    /// events.
+    #[doc(alias = "OTF2_Archive_CloseEvtFiles")]
+    pub fn close_events(&mut self) -> Result<Vec<(LocationRef, u64)>> {
+        Ok(self
+            .raw
+            .close_events()?
+            .into_iter()
+            .map(|(l, n)| (LocationRef(l), n))
+            .collect())
+    }
+
+    /// `loc`'s local definitions: its mapping tables (`ids[local] = global`) and its clock
+    /// offsets `(time, offset, standard deviation)` to the master's clock.
+    #[doc(alias = "OTF2_DefWriter_WriteMappingTable")]
+    #[doc(alias = "OTF2_DefWriter_WriteClockOffset")]
+    pub fn write_local(
+        &mut self,
+        loc: LocationRef,
+        maps: &[(Mapping, Vec<u64>)],
+        clock_offsets: &[(u64, i64, f64)],
+    ) -> Result<()> {
+        self.raw.write_local(loc.0, maps, clock_offsets)
+    }
+
+    /// The global definitions' writer (the master only; `Err` elsewhere).
+    #[doc(alias = "OTF2_Archive_GetGlobalDefWriter")]
+    pub fn globals(&mut self) -> Result<Globals<'_>> {
+        if !self.raw.is_master() {
+            return Err(Error::Invalid(
+                "global definitions are written by the master (rank 0) alone".into(),
+            ));
+        }
+        Ok(Globals {
+            a: &mut self.raw,
+            strings: HashMap::new(),
+        })
+    }
+
+    /// Closes the archive (collective).
+    #[doc(alias = "OTF2_Archive_Close")]
+    pub fn close(self) -> Result<()> {
+        self.raw.close()
+    }
+}
+
+/// One point-to-point message as the MPI records carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Msg {
+    /// The other side's rank in `comm`.
+    pub peer: u32,
+    /// The communicator (a local id).
+    pub comm: u32,
+    /// The message tag.
+    pub tag: u32,
+    /// The message's size in bytes.
+    pub bytes: u64,
+}
+
+/// The master's global definitions, written in dependency order (a definition after what it
+/// names); the strings they use are defined as they first appear.
+pub struct Globals<'a> {
+    a: &'a mut ffi::Archive,
+    strings: HashMap<String, u32>,
+}
+
+impl Globals<'_> {
+    /// The id of `s`, defined on first use.
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteString")]
+    pub fn string(&mut self, s: &str) -> Result<u32> {
+        if let Some(&id) = self.strings.get(s) {
+            return Ok(id);
+        }
+        let id = self.strings.len() as u32;
+        self.a.def_string(id, s)?;
+        self.strings.insert(s.to_owned(), id);
+        Ok(id)
+    }
+
+    /// The clock: `resolution` ticks per second, the first tick, the trace's length in ticks.
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteClockProperties")]
+    pub fn clock(&mut self, resolution: u64, start: u64, length: u64) -> Result<()> {
+        self.a.def_clock(resolution, start, length)
+    }
+
+    /// Region `id`.
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteRegion")]
+    pub fn region(&mut self, id: u32, name: &str, role: RegionRole, p: Paradigm) -> Result<()> {
+        let s = self.string(name)?;
+        self.a.def_region(id, s, role, p)
+    }
+
+    /// System tree node `id` (a machine, a node) under `parent`.
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteSystemTreeNode")]
+    pub fn system_tree_node(
+        &mut self,
+        id: u32,
+        name: &str,
+        class: &str,
+        parent: Option<u32>,
+    ) -> Result<()> {
+        let (n, c) = (self.string(name)?, self.string(class)?);
+        self.a.def_system_tree_node(id, n, c, parent)
+    }
+
+    /// Location group `id` (a process) on system tree node `node`.
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteLocationGroup")]
+    pub fn location_group(&mut self, id: u32, name: &str, node: u32) -> Result<()> {
+        let s = self.string(name)?;
+        self.a.def_location_group(id, s, node)
+    }
+
+    /// Location `id` (a thread) of group `group`, with its number of events.
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteLocation")]
+    pub fn location(&mut self, id: LocationRef, name: &str, events: u64, group: u32) -> Result<()> {
+        let s = self.string(name)?;
+        self.a.def_location(id.0, s, events, group)
+    }
+
+    /// Group `id` of MPI `members` (locations, or world ranks: see [`GroupType`]).
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteGroup")]
+    pub fn group(&mut self, id: u32, name: &str, t: GroupType, members: &[u64]) -> Result<()> {
+        let s = self.string(name)?;
+        self.a.def_group(id, s, t, members)
+    }
+
+    /// Communicator `id` of the members of group `group`.
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteComm")]
+    pub fn comm(&mut self, id: u32, name: &str, group: u32) -> Result<()> {
+        let s = self.string(name)?;
+        self.a.def_comm(id, s, group)
+    }
+
+    /// Metric member `id`.
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteMetricMember")]
+    pub fn metric_member(
+        &mut self,
+        id: u32,
+        name: &str,
+        description: &str,
+        unit: &str,
+        v: ValueType,
+        m: MetricMode,
+    ) -> Result<()> {
+        let (n, d, u) = (
+            self.string(name)?,
+            self.string(description)?,
+            self.string(unit)?,
+        );
+        self.a.def_metric_member(id, n, d, u, v, m)
+    }
+
+    /// Metric class `id` of `members` (at most 255); `synchronous`: sampled at enter and
+    /// leave events, else at points of its own (an event's instance).
+    #[doc(alias = "OTF2_GlobalDefWriter_WriteMetricClass")]
+    pub fn metric_class(&mut self, id: u32, members: &[u32], synchronous: bool) -> Result<()> {
+        self.a.def_metric_class(id, members, synchronous)
+    }
+}
+
+/// An archive written by one process alone: the global definitions and every location's
+/// events (an [`Archive`] over [`Serial`], whose definitions are already global).
+pub struct SerialArchive {
+    raw: Archive,
+    regions: Vec<(String, RegionRole, Paradigm)>,
     groups: Vec<String>,
-    locations: Vec<(String, u32, u64)>,
+    locations: Vec<(String, u32)>,
 }
 
 impl SerialArchive {
     /// Creates the archive `dir/name.otf2` (and `dir/name/`) for writing.
     #[doc(alias = "OTF2_Archive_Open")]
     pub fn create(dir: &Path, name: &str) -> Result<SerialArchive> {
-        available()?;
-        let dir = dir
-            .to_str()
-            .ok_or_else(|| Error::Invalid(format!("{} is not UTF-8", dir.display())))?;
         Ok(SerialArchive {
-            raw: ffi::Archive::create(dir, name)?,
-            strings: Vec::new(),
-            regions: 0,
+            raw: Archive::create(dir, name, Serial, Options::default())?,
+            regions: Vec::new(),
             groups: Vec::new(),
             locations: Vec::new(),
         })
     }
 
-    fn string(&mut self, s: &str) -> Result<u32> {
-        if let Some(i) = self.strings.iter().position(|x| x == s) {
-            return Ok(i as u32);
-        }
-        let id = self.strings.len() as u32;
-        self.raw.def_string(id, s)?;
-        self.strings.push(s.to_owned());
-        Ok(id)
-    }
-
     /// Defines a region.
-    #[doc(alias = "OTF2_GlobalDefWriter_WriteRegion")]
     pub fn region(
         &mut self,
         name: &str,
         role: RegionRole,
         paradigm: Paradigm,
     ) -> Result<RegionRef> {
-        let s = self.string(name)?;
-        let id = self.regions;
-        self.raw.def_region(id, s, role, paradigm)?;
-        self.regions += 1;
-        Ok(RegionRef(id))
+        self.regions.push((name.to_owned(), role, paradigm));
+        Ok(RegionRef(self.regions.len() as u32 - 1))
     }
 
     /// A location (a thread) of the location group (a process) `group`, both defined at
@@ -132,32 +640,20 @@ impl SerialArchive {
                 self.groups.len() - 1
             }
         } as u32;
-        let id = self.locations.len() as u64;
-        self.raw.evt_writer(id)?;
-        self.locations.push((name.to_owned(), g, 0));
-        Ok(LocationRef(id))
-    }
-
-    fn count(&mut self, loc: LocationRef) {
-        if let Some(l) = self.locations.get_mut(loc.0 as usize) {
-            l.2 += 1;
-        }
+        self.locations.push((name.to_owned(), g));
+        Ok(LocationRef(self.locations.len() as u64 - 1))
     }
 
     /// `region` entered at `t`.
     #[doc(alias = "OTF2_EvtWriter_Enter")]
     pub fn enter(&mut self, loc: LocationRef, t: u64, region: RegionRef) -> Result<()> {
-        self.raw.enter(loc.0, t, region.0)?;
-        self.count(loc);
-        Ok(())
+        self.raw.enter(loc, t, region.0)
     }
 
     /// `region` left at `t`.
     #[doc(alias = "OTF2_EvtWriter_Leave")]
     pub fn leave(&mut self, loc: LocationRef, t: u64, region: RegionRef) -> Result<()> {
-        self.raw.leave(loc.0, t, region.0)?;
-        self.count(loc);
-        Ok(())
+        self.raw.leave(loc, t, region.0)
     }
 
     /// Writes the clock properties (`resolution` ticks per second, the first tick, the
@@ -165,17 +661,23 @@ impl SerialArchive {
     /// the archive.
     #[doc(alias = "OTF2_Archive_Close")]
     pub fn close(mut self, resolution: u64, start: u64, length: u64) -> Result<()> {
-        self.raw.def_clock(resolution, start, length)?;
-        let machine = self.string("machine")?;
-        let class = self.string("machine")?;
-        self.raw.def_system_tree_node(0, machine, class)?;
-        for (i, g) in self.groups.clone().iter().enumerate() {
-            let s = self.string(g)?;
-            self.raw.def_location_group(i as u32, s, 0)?;
+        let counts = self.raw.close_events()?;
+        let mut g = self.raw.globals()?;
+        g.clock(resolution, start, length)?;
+        for (i, (name, role, p)) in self.regions.iter().enumerate() {
+            g.region(i as u32, name, *role, *p)?;
         }
-        for (i, (name, g, events)) in self.locations.clone().into_iter().enumerate() {
-            let s = self.string(&name)?;
-            self.raw.def_location(i as u64, s, events, g)?;
+        g.system_tree_node(0, "machine", "machine", None)?;
+        for (i, name) in self.groups.iter().enumerate() {
+            g.location_group(i as u32, name, 0)?;
+        }
+        for (i, (name, group)) in self.locations.iter().enumerate() {
+            let loc = LocationRef(i as u64);
+            let events = counts
+                .iter()
+                .find(|(l, _)| *l == loc)
+                .map_or(0, |(_, n)| *n);
+            g.location(loc, name, events, *group)?;
         }
         self.raw.close()
     }

@@ -14,6 +14,8 @@
 mod memory;
 
 pub use self::memory::{Memory, Record};
+// OTF2's vocabulary, as mpit-otf2 names it (the types a sink's records carry).
+pub use mpit_otf2::{CollectiveOp, MetricMode, MetricValue, Paradigm, RegionRole, ValueType};
 
 /// A time on the engine's clock, in its ticks.
 pub type Time = u64;
@@ -33,57 +35,6 @@ pub struct CommRef(pub u32);
 /// A metric class of this rank: one or more members sampled together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MetricRef(pub u32);
-
-/// Who a region belongs to (OTF2's `Paradigm`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Paradigm {
-    /// An MPI function.
-    Mpi,
-    /// A region the program marks.
-    User,
-    /// The tool's own work (e.g. writing the trace at the end).
-    Measurement,
-}
-
-/// What a region does (OTF2's `RegionRole`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RegionRole {
-    /// A function or a user region.
-    Function,
-    /// A point-to-point call.
-    PointToPoint,
-    /// A collective call.
-    Collective,
-    /// `MPI_Barrier` and the like.
-    Barrier,
-    /// Anything else an MPI function is (setup, queries, ...).
-    Other,
-}
-
-/// A collective operation (OTF2's `CollectiveOp`).
-#[allow(missing_docs)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CollectiveOp {
-    Barrier,
-    Bcast,
-    Gather,
-    Gatherv,
-    Scatter,
-    Scatterv,
-    Allgather,
-    Allgatherv,
-    Alltoall,
-    Alltoallv,
-    Alltoallw,
-    Allreduce,
-    Reduce,
-    ReduceScatter,
-    ReduceScatterBlock,
-    Scan,
-    Exscan,
-    /// A collective without an OTF2 name of its own (neighbourhood collectives, ...).
-    Other,
-}
 
 /// One point-to-point message as a record carries it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,28 +64,6 @@ pub struct Collective {
     pub received: u64,
 }
 
-/// The type of a metric member's values (OTF2's `Type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ValueType {
-    /// Signed 64-bit.
-    Int,
-    /// Unsigned 64-bit.
-    Uint,
-    /// 64-bit floating point.
-    Double,
-}
-
-/// How a metric member's values are meant (OTF2's `MetricMode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MetricMode {
-    /// A total since the start (a counter's value).
-    AccumulatedStart,
-    /// The value at that point (a level, a size, an event's datum).
-    AbsolutePoint,
-    /// The change since the previous sample.
-    RelativeLast,
-}
-
 /// One member of a metric class.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MetricMember {
@@ -148,17 +77,6 @@ pub struct MetricMember {
     pub value_type: ValueType,
     /// How its values are meant.
     pub mode: MetricMode,
-}
-
-/// One value of a metric event.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum MetricValue {
-    /// Signed.
-    Int(i64),
-    /// Unsigned.
-    Uint(u64),
-    /// Floating point.
-    Double(f64),
 }
 
 /// What takes a rank's trace. Definitions return this rank's reference; a sink gives the same
