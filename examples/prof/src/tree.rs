@@ -2,7 +2,8 @@
 //! every rank merges what its children send into its own part before sending one result to
 //! its parent, so no rank holds more than its children's parts at once (the shape of Caliper's
 //! cross-process aggregation and of Score-P's definition unification). Used by the end of a
-//! run: the profiles' reduction and the trace's global definitions.
+//! run: the profiles' reduction and the trace's global definitions. Beside them [`Pmpi`], the
+//! collectives OTF2 makes while it opens and closes an archive, on the same `PMPI_` calls.
 
 // Callers arrive with the profile's and the trace's tree-shaped finish.
 #![allow(dead_code)]
@@ -15,6 +16,22 @@ use crate::abi as mpi_sys;
 use mpi_sys::{MPI_Comm, MPI_Status};
 
 use crate::glue::SUCCESS;
+
+/// A communicator handle, as the trace writer passes it around without touching MPI.
+pub(crate) type CommHandle = MPI_Comm;
+
+/// `MPI_COMM_WORLD` (after `MPI_Init`).
+pub(crate) fn comm_world() -> MPI_Comm {
+    // SAFETY: a `static` of mpi-sys's C shim (the ABI build's constant), never written.
+    unsafe { mpi_sys::RSMPI_COMM_WORLD }
+}
+
+/// `PMPI_Finalize`, for the tests' MPI children.
+#[cfg(test)]
+pub(crate) fn finalize() {
+    // SAFETY: called once, after the child's MPI_Init.
+    unsafe { mpi_sys::PMPI_Finalize() };
+}
 
 /// The tag of the tree's messages (on the caller's private communicator).
 const TAG: c_int = 0x7472; // "tr"
@@ -145,6 +162,208 @@ pub(crate) fn bcast(comm: MPI_Comm, bytes: Option<Vec<u8>>) -> Vec<u8> {
         send(comm, child, &mine);
     }
     mine
+}
+
+/// OTF2's collectives ([`mpit_otf2::Collectives`]) on `PMPI_` collectives over a private
+/// duplicate of a communicator (so that no message of the program's is matched), in bytes.
+pub(crate) struct Pmpi {
+    comm: MPI_Comm,
+    rank: u32,
+    size: u32,
+}
+
+/// A buffer's address for MPI: never the dangling pointer of an empty slice (1, which is
+/// Open MPI's `MPI_IN_PLACE`).
+fn at(b: &[u8]) -> *const std::ffi::c_void {
+    static NOTHING: u8 = 0;
+    if b.is_empty() {
+        (&NOTHING as *const u8).cast()
+    } else {
+        b.as_ptr().cast()
+    }
+}
+
+fn at_mut(b: &mut [u8]) -> *mut std::ffi::c_void {
+    if b.is_empty() {
+        // Never written: MPI writes no byte of an empty receive.
+        at(b).cast_mut()
+    } else {
+        b.as_mut_ptr().cast()
+    }
+}
+
+/// Counts and displacements of byte lengths, as `int`s (`None` past 2 GiB).
+fn counts(lengths: &[usize]) -> Option<(Vec<c_int>, Vec<c_int>)> {
+    let mut counts = Vec::with_capacity(lengths.len());
+    let mut displs = Vec::with_capacity(lengths.len());
+    let mut total: c_int = 0;
+    for &l in lengths {
+        let l = c_int::try_from(l).ok()?;
+        displs.push(total);
+        counts.push(l);
+        total = total.checked_add(l)?;
+    }
+    Some((counts, displs))
+}
+
+impl Pmpi {
+    /// Over a duplicate of `comm` (`None` if MPI refuses one).
+    pub(crate) fn dup(comm: MPI_Comm) -> Option<Pmpi> {
+        let mut mine = comm;
+        // SAFETY: MPI is initialised; `mine` is a valid out parameter.
+        if unsafe { mpi_sys::PMPI_Comm_dup(comm, &mut mine) } != SUCCESS {
+            return None;
+        }
+        let (rank, size) = rank_and_size(mine);
+        Some(Pmpi {
+            comm: mine,
+            rank: rank as u32,
+            size: size as u32,
+        })
+    }
+
+    /// The private communicator.
+    pub(crate) fn comm(&self) -> MPI_Comm {
+        self.comm
+    }
+}
+
+impl Drop for Pmpi {
+    fn drop(&mut self) {
+        // SAFETY: our duplicate, freed once (before MPI_Finalize: the trace is closed there).
+        unsafe { mpi_sys::PMPI_Comm_free(&mut self.comm) };
+    }
+}
+
+impl mpit_otf2::Collectives for Pmpi {
+    fn size(&self) -> u32 {
+        self.size
+    }
+
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn barrier(&mut self) -> bool {
+        // SAFETY: our valid communicator.
+        unsafe { mpi_sys::PMPI_Barrier(self.comm) == SUCCESS }
+    }
+
+    fn bcast(&mut self, data: &mut [u8], root: u32) -> bool {
+        let Ok(n) = c_int::try_from(data.len()) else {
+            return false;
+        };
+        // SAFETY: `n` bytes at `data` on every rank; a `const` of mpi-sys's shim; our comm.
+        unsafe {
+            mpi_sys::PMPI_Bcast(
+                at_mut(data),
+                n,
+                mpi_sys::RSMPI_UINT8_T,
+                root as c_int,
+                self.comm,
+            ) == SUCCESS
+        }
+    }
+
+    fn gather(&mut self, input: &[u8], output: &mut [u8], root: u32) -> bool {
+        let Ok(n) = c_int::try_from(input.len()) else {
+            return false;
+        };
+        // SAFETY: `n` bytes sent; at the root `output` holds `size * n` (OTF2's contract,
+        // sliced so by the trampoline), ignored elsewhere.
+        unsafe {
+            mpi_sys::PMPI_Gather(
+                at(input),
+                n,
+                mpi_sys::RSMPI_UINT8_T,
+                at_mut(output),
+                n,
+                mpi_sys::RSMPI_UINT8_T,
+                root as c_int,
+                self.comm,
+            ) == SUCCESS
+        }
+    }
+
+    fn gatherv(&mut self, input: &[u8], output: &mut [u8], lengths: &[usize], root: u32) -> bool {
+        let Ok(n) = c_int::try_from(input.len()) else {
+            return false;
+        };
+        let at_root = self.rank == root;
+        let Some((c, d)) = counts(if at_root { lengths } else { &[] }) else {
+            return false;
+        };
+        if at_root
+            && (c.len() != self.size as usize || lengths.iter().sum::<usize>() != output.len())
+        {
+            return false;
+        }
+        // SAFETY: `n` bytes sent; at the root `output` holds the sum of `c`, laid out by `d`
+        // (one entry per rank each); the receive arguments are ignored elsewhere.
+        unsafe {
+            mpi_sys::PMPI_Gatherv(
+                at(input),
+                n,
+                mpi_sys::RSMPI_UINT8_T,
+                at_mut(output),
+                c.as_ptr(),
+                d.as_ptr(),
+                mpi_sys::RSMPI_UINT8_T,
+                root as c_int,
+                self.comm,
+            ) == SUCCESS
+        }
+    }
+
+    fn scatter(&mut self, input: &[u8], output: &mut [u8], root: u32) -> bool {
+        let Ok(n) = c_int::try_from(output.len()) else {
+            return false;
+        };
+        // SAFETY: at the root `input` holds `size * n` bytes (ignored elsewhere); `n`
+        // received into `output`.
+        unsafe {
+            mpi_sys::PMPI_Scatter(
+                at(input),
+                n,
+                mpi_sys::RSMPI_UINT8_T,
+                at_mut(output),
+                n,
+                mpi_sys::RSMPI_UINT8_T,
+                root as c_int,
+                self.comm,
+            ) == SUCCESS
+        }
+    }
+
+    fn scatterv(&mut self, input: &[u8], lengths: &[usize], output: &mut [u8], root: u32) -> bool {
+        let Ok(n) = c_int::try_from(output.len()) else {
+            return false;
+        };
+        let at_root = self.rank == root;
+        let Some((c, d)) = counts(if at_root { lengths } else { &[] }) else {
+            return false;
+        };
+        if at_root
+            && (c.len() != self.size as usize || lengths.iter().sum::<usize>() != input.len())
+        {
+            return false;
+        }
+        // SAFETY: at the root `input` holds the sum of `c`, laid out by `d` (one entry per
+        // rank each; ignored elsewhere); `n` bytes received into `output`.
+        unsafe {
+            mpi_sys::PMPI_Scatterv(
+                at(input),
+                c.as_ptr(),
+                d.as_ptr(),
+                mpi_sys::RSMPI_UINT8_T,
+                at_mut(output),
+                n,
+                mpi_sys::RSMPI_UINT8_T,
+                root as c_int,
+                self.comm,
+            ) == SUCCESS
+        }
+    }
 }
 
 #[cfg(test)]

@@ -60,7 +60,11 @@ impl Memory {
     }
 }
 
-fn index_of<T>(v: &mut Vec<T>, same: impl Fn(&T) -> bool, new: impl FnOnce() -> T) -> u32 {
+pub(super) fn index_of<T>(
+    v: &mut Vec<T>,
+    same: impl Fn(&T) -> bool,
+    new: impl FnOnce() -> T,
+) -> u32 {
     match v.iter().position(same) {
         Some(i) => i as u32,
         None => {

@@ -1,7 +1,7 @@
 //! The trace of one rank: the records the engine and the wrappers make (regions entered and
 //! left, messages, collectives, metric samples, MPI_T event instances) and the [`Sink`] that
 //! takes them. Below it sit the sinks: [`Memory`] (the records kept in order, for tests and for
-//! tools that read them back) and the OTF2 archive writer. Every definition is local to the
+//! tools that read them back) and [`Otf2Sink`], the rank's part of the job's OTF2 archive. Every definition is local to the
 //! rank that makes it (its references are this rank's numbers); a sink that writes a job's
 //! archive unifies them across ranks, as Score-P does (OTF2's mapping tables).
 //!
@@ -12,8 +12,10 @@
 #![forbid(unsafe_code)]
 
 mod memory;
+mod otf2;
 
 pub use self::memory::{Memory, Record};
+pub use self::otf2::{ARCHIVE, Otf2Sink, TraceError, Written};
 // OTF2's vocabulary, as mpit-otf2 names it (the types a sink's records carry).
 pub use mpit_otf2::{CollectiveOp, MetricMode, MetricValue, Paradigm, RegionRole, ValueType};
 
