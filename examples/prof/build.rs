@@ -506,6 +506,95 @@ fn out_handle(ty: &syn::Type) -> Option<(&'static str, &'static str)> {
 }
 
 /// The source of one wrapper.
+/// The functions whose trace records need their arguments (`mpit-prof --trace`): the hook in
+/// `src/capture.rs` (with the `CollectiveOp` it records, where it serves several), the
+/// parameters it takes (by position in the standard's C binding, the
+/// same in every `mpi.h`), and the status parameter it may replace with one of its own when
+/// the caller passes `MPI_STATUS(ES)_IGNORE` (the `PMPI_` call is then a closure of it).
+const TRACED: &[(&str, &str, &[usize], Option<usize>)] = &[
+    ("MPI_Send", "send", &[1, 2, 3, 4, 5], None),
+    ("MPI_Bsend", "send", &[1, 2, 3, 4, 5], None),
+    ("MPI_Ssend", "send", &[1, 2, 3, 4, 5], None),
+    ("MPI_Rsend", "send", &[1, 2, 3, 4, 5], None),
+    ("MPI_Isend", "isend", &[1, 2, 3, 4, 5, 6], None),
+    ("MPI_Ibsend", "isend", &[1, 2, 3, 4, 5, 6], None),
+    ("MPI_Issend", "isend", &[1, 2, 3, 4, 5, 6], None),
+    ("MPI_Irsend", "isend", &[1, 2, 3, 4, 5, 6], None),
+    ("MPI_Recv", "recv", &[1, 2, 3, 4, 5, 6], Some(6)),
+    ("MPI_Irecv", "irecv", &[5, 6], None),
+    (
+        "MPI_Sendrecv",
+        "sendrecv",
+        &[1, 2, 3, 4, 7, 10, 11],
+        Some(11),
+    ),
+    (
+        "MPI_Sendrecv_replace",
+        "sendrecv",
+        &[1, 2, 3, 4, 2, 7, 8],
+        Some(8),
+    ),
+    ("MPI_Wait", "wait", &[0, 1], Some(1)),
+    ("MPI_Test", "test", &[0, 1, 2], Some(2)),
+    ("MPI_Waitall", "waitall", &[0, 1, 2], Some(2)),
+    ("MPI_Testall", "testall", &[0, 1, 2, 3], Some(3)),
+    ("MPI_Waitany", "waitany", &[0, 1, 2, 3], Some(3)),
+    ("MPI_Testany", "testany", &[0, 1, 2, 3, 4], Some(4)),
+    ("MPI_Waitsome", "waitsome", &[0, 1, 2, 3, 4], Some(4)),
+    ("MPI_Testsome", "waitsome", &[0, 1, 2, 3, 4], Some(4)),
+    ("MPI_Request_free", "request_free", &[0], None),
+    ("MPI_Barrier", "barrier", &[0], None),
+    ("MPI_Bcast", "bcast", &[1, 2, 3, 4], None),
+    ("MPI_Reduce", "reduce", &[2, 3, 5, 6], None),
+    ("MPI_Allreduce", "all_to_all, Allreduce", &[2, 3, 5], None),
+    ("MPI_Scan", "all_to_all, Scan", &[2, 3, 5], None),
+    ("MPI_Exscan", "all_to_all, Exscan", &[2, 3, 5], None),
+    (
+        "MPI_Reduce_scatter_block",
+        "reduce_scatter_block",
+        &[2, 3, 5],
+        None,
+    ),
+];
+
+/// The trace's branch at the top of a traced function's wrapper (empty for the others).
+fn traced(index: usize, name: &str, f: &Func) -> String {
+    let Some((_, hook, params, status)) = TRACED.iter().find(|(n, ..)| *n == name) else {
+        return String::new();
+    };
+    if params.iter().any(|&i| i >= f.params.len()) {
+        return String::new();
+    }
+    let (hook, op) = match hook.split_once(", ") {
+        Some((h, op)) => (h, format!("crate::trace::CollectiveOp::{op}, ")),
+        None => (*hook, String::new()),
+    };
+    let hook_args: Vec<String> = params.iter().map(|i| format!("a{i}")).collect();
+    let call_args: Vec<String> = (0..f.params.len())
+        .map(|i| {
+            if Some(i) == *status {
+                "s".into()
+            } else {
+                format!("a{i}")
+            }
+        })
+        .collect();
+    let closure = if status.is_some() {
+        "move |s|"
+    } else {
+        "move ||"
+    };
+    format!(
+        "    if crate::capture::tracing() {{
+                 // SAFETY: the caller's arguments, unchanged (a status the caller ignores replaced by          one of the hook's), to the function {name} stands for, after the hook read what the          contract of {name} lets it read.
+                 return unsafe {{ crate::capture::{hook}({index}, {op}{hook_args}, {closure} P{name}({call_args})) }};
+             }}
+",
+        hook_args = hook_args.join(", "),
+        call_args = call_args.join(", "),
+    )
+}
+
 fn wrapper(index: usize, name: &str, f: &Func) -> String {
     let params: Vec<String> = f
         .params
@@ -554,6 +643,7 @@ fn wrapper(index: usize, name: &str, f: &Func) -> String {
          pub unsafe extern \"C\" fn {name}({params}) -> ::std::os::raw::c_int {{\n",
         params = params.join(", "),
     );
+    s.push_str(&traced(index, name, f));
     if before.is_empty() && after.is_empty() {
         // The common cases inline (counted: a tail call; timed: the clock read around it), the
         // rest out of line.

@@ -43,8 +43,19 @@ pub static mut RSMPI_FILE_NULL: MPI_File = mpit_sys::MPI_FILE_NULL;
 pub static mut RSMPI_GROUP_NULL: MPI_Group = mpit_sys::MPI_GROUP_NULL;
 /// `MPI_INT32_T`.
 pub static mut RSMPI_INT32_T: MPI_Datatype = mpit_sys::MPI_INT32_T;
+/// `MPI_UINT64_T`.
+pub static mut RSMPI_UINT64_T: MPI_Datatype = mpit_sys::MPI_UINT64_T;
 /// `MPI_UINT8_T`.
 pub static mut RSMPI_UINT8_T: MPI_Datatype = mpit_sys::MPI_UINT8_T;
+
+/// `MPI_STATUS_IGNORE`.
+pub static mut RSMPI_STATUS_IGNORE: *mut MPI_Status = mpit_sys::MPI_STATUS_IGNORE;
+/// `MPI_STATUSES_IGNORE`.
+pub static mut RSMPI_STATUSES_IGNORE: *mut MPI_Status = mpit_sys::MPI_STATUSES_IGNORE;
+/// `MPI_REQUEST_NULL`.
+pub static mut RSMPI_REQUEST_NULL: MPI_Request = mpit_sys::MPI_REQUEST_NULL;
+/// `MPI_PROC_NULL`.
+pub static mut RSMPI_PROC_NULL: c_int = mpit_sys::MPI_PROC_NULL;
 
 /// What a `PMPI_` function returns when the program's library lacks it: `MPI_ERR_OTHER`.
 pub(crate) const MISSING: c_int = mpit_sys::MPI_ERR_OTHER;

@@ -25,6 +25,8 @@ pub(crate) const OUTPUT: &str = "MPIT_PROF_OUTPUT";
 pub(crate) const PROGRESS: &str = "MPIT_PROF_PROGRESS";
 /// Non-empty and not `0`: register for every event type and count them per region.
 pub(crate) const EVENTS: &str = "MPIT_PROF_EVENTS";
+/// Non-empty and not `0`: write an OTF2 trace of the run to `<output>/trace/` (`--trace`).
+pub(crate) const TRACE: &str = "MPIT_PROF_TRACE";
 /// `RANK:N` (for testing the tool's own failure path): on rank RANK the tool panics in its
 /// N-th full call entry, as an internal error would; that rank must continue unprofiled and
 /// the other ranks' profiles still be written.
@@ -54,6 +56,7 @@ pub(crate) struct Settings {
     pub(crate) output: Option<PathBuf>,
     pub(crate) progress: bool,
     pub(crate) events: bool,
+    pub(crate) trace: bool,
 }
 
 fn flag(value: Option<String>) -> bool {
@@ -99,6 +102,7 @@ impl Settings {
         s.output = get(OUTPUT).filter(|v| !v.is_empty()).map(PathBuf::from);
         s.progress = flag(get(PROGRESS));
         s.events = flag(get(EVENTS));
+        s.trace = flag(get(TRACE));
         (s, warnings)
     }
 

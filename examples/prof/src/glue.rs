@@ -138,7 +138,9 @@ impl Owned {
             self.owner.load(Relaxed)
         };
         let region = self.prof.get().is_some_and(|p| p.mode() == Mode::Region);
-        self.fast_gate.store(if region { open } else { 0 }, Release);
+        // A traced call takes the full path (its records need the arguments and the times).
+        let fast = region && !crate::capture::tracing();
+        self.fast_gate.store(if fast { open } else { 0 }, Release);
         self.sampled_gate
             .store(if region { 0 } else { open }, Release);
         self.gate.store(open, Release);
@@ -233,7 +235,23 @@ pub(crate) fn disable(why: &str) {
 /// the entry and the exit apart took two functions, two owner tests and a second lookup of
 /// the function.
 #[inline(always)]
-pub(crate) fn call<R>(function: usize, mut pmpi: impl FnMut() -> R) -> R {
+pub(crate) fn call<R>(function: usize, pmpi: impl FnMut() -> R) -> R {
+    if crate::capture::tracing() {
+        return crate::capture::traced(function, pmpi);
+    }
+    profiled(function, pmpi)
+}
+
+/// Whether the calling thread may enter the engine now (its owner, the tool not running, not
+/// disabled): where the trace records a call.
+#[inline(always)]
+pub(crate) fn open_here() -> bool {
+    OWNED.open().is_some()
+}
+
+/// [`call`] past the trace: the engine's entry and exit around `pmpi`.
+#[inline(always)]
+pub(crate) fn profiled<R>(function: usize, mut pmpi: impl FnMut() -> R) -> R {
     if let Some(p) = OWNED.through(&OWNED.sampled_gate) {
         let mut out = None;
         let _ = p.try_sampled_call(function, &mut || out = Some(pmpi()));
@@ -481,7 +499,7 @@ fn freed<T: Copy + PartialEq>(kind: &Kind<T>, h: T) {
 }
 
 macro_rules! kinds {
-    ($($kind:ident: $ty:ty, $ctor:ident, $null:expr, $created:ident, $freed:ident;)*) => {$(
+    ($($kind:ident: $ty:ty, $ctor:ident, $null:expr, $created:ident, $freed:ident, $on_free:expr;)*) => {$(
         const $kind: Kind<$ty> = Kind {
             registry: |o| &mut o.$ctor,
             // SAFETY: the handle comes from a successful constructor (or is predefined) and
@@ -503,20 +521,25 @@ macro_rules! kinds {
         #[doc = concat!("Before a destructor of `", stringify!($ty), "` runs.")]
         #[allow(dead_code)] // not every header has every destructor
         pub(crate) fn $freed(h: $ty) {
+            $on_free(h);
             freed(&$kind, h);
         }
     )*};
 }
 
 kinds! {
-    COMM: MPI_Comm, comm, Some(nulls::comm()), created_comm, freed_comm;
-    WIN: MPI_Win, win, Some(nulls::win()), created_win, freed_win;
-    FILE: MPI_File, file, Some(nulls::file()), created_file, freed_file;
-    GROUP: MPI_Group, group, Some(nulls::group()), created_group, freed_group;
+    // A freed communicator's handle may come back: the trace forgets it first.
+    COMM: MPI_Comm, comm, Some(nulls::comm()), created_comm, freed_comm, crate::capture::comm_freed;
+    WIN: MPI_Win, win, Some(nulls::win()), created_win, freed_win, ignore;
+    FILE: MPI_File, file, Some(nulls::file()), created_file, freed_file, ignore;
+    GROUP: MPI_Group, group, Some(nulls::group()), created_group, freed_group, ignore;
     // Op and error handler constructors never return a null handle on success.
-    OP: MPI_Op, op, None, created_op, freed_op;
-    ERRHANDLER: MPI_Errhandler, errhandler, None, created_errhandler, freed_errhandler;
+    OP: MPI_Op, op, None, created_op, freed_op, ignore;
+    ERRHANDLER: MPI_Errhandler, errhandler, None, created_errhandler, freed_errhandler, ignore;
 }
+
+/// What a freed object of a kind the trace does not keep does to it: nothing.
+fn ignore<T>(_: T) {}
 
 /// The null handles of the installed MPI, as mpi-sys's C shim exports them.
 mod nulls {
@@ -561,12 +584,14 @@ pub(crate) const NOT_OPEN: c_int = 2;
 /// Enters region `name` (C API).
 pub(crate) fn region_begin(name: &CStr) -> c_int {
     let name = name.to_string_lossy();
+    crate::capture::user_region(&name, true);
     with_engine(|p| p.begin(&name)).map_or(NOT_PROFILING, |()| 0)
 }
 
 /// Leaves region `name` (C API).
 pub(crate) fn region_end(name: &CStr) -> c_int {
     let name = name.to_string_lossy();
+    crate::capture::user_region(&name, false);
     match with_engine(|p| p.end(&name)) {
         None => NOT_PROFILING,
         Some(Ok(())) => 0,

@@ -61,6 +61,7 @@ mod serde_util;
 
 #[cfg(mpit_abi)]
 mod abi;
+mod capture;
 mod config;
 #[cfg(mpit_prof_fortran)]
 mod fortran;

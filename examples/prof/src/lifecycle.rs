@@ -354,6 +354,9 @@ fn start() {
             glue::predefined_comm(world_comm(), "MPI_COMM_WORLD");
             glue::predefined_comm(self_comm(), "MPI_COMM_SELF");
             let _ = glue::with_engine(|p| p.refresh());
+            if settings.trace {
+                start_trace(rank, settings);
+            }
             progress(
                 rank,
                 &format!(
@@ -371,6 +374,77 @@ fn start() {
             );
         }
         Err(_) => glue::disable("a panic while starting"),
+    }
+}
+
+/// The output directory every rank agrees on: rank 0's (the settings', else a new name),
+/// broadcast, so that the trace's ranks write into one archive.
+static OUTPUT_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+/// Starts the trace (`MPIT_PROF_TRACE`) on every rank: the output directory agreed, then the
+/// archive opened in `<output>/trace/`. A failure is said by rank 0; the run goes on profiled.
+fn start_trace(rank: usize, settings: &Settings) {
+    let was = glue::set_busy(true);
+    let mine = (rank == 0).then(|| {
+        let dir = settings
+            .output
+            .clone()
+            .unwrap_or_else(config::default_output);
+        dir.to_string_lossy().into_owned().into_bytes()
+    });
+    let agreed = match crate::tree::Pmpi::dup(world_comm()) {
+        Some(p) => crate::tree::bcast(p.comm(), mine),
+        None => Vec::new(),
+    };
+    let dir = std::path::PathBuf::from(String::from_utf8_lossy(&agreed).into_owned());
+    let events = match Mpit::init().and_then(|m| m.event_count()) {
+        Ok(0) => "none (the MPI registers no event type)".to_owned(),
+        Ok(n) => format!("{n} event types"),
+        Err(e) => format!("not supported ({e})"),
+    };
+    let started = if dir.as_os_str().is_empty() {
+        Err("the output directory did not reach this rank".to_owned())
+    } else {
+        let _ = OUTPUT_DIR.set(dir.clone());
+        crate::capture::start(&dir.join("trace"), &hostname(), &events)
+    };
+    glue::set_busy(was);
+    match started {
+        Ok(()) => progress(
+            rank,
+            &format!("tracing into {}", dir.join("trace").display()),
+        ),
+        Err(e) if rank == 0 => {
+            let _ = writeln!(std::io::stderr(), "mpit-prof: no trace: {e}");
+        }
+        Err(_) => {}
+    }
+}
+
+/// Ends the trace, if this rank has one (every rank that started one takes part); rank 0
+/// says where it is.
+fn finish_trace(rank: usize) {
+    match crate::capture::finish() {
+        Some(Ok(w)) if rank == 0 => {
+            let lost = if w.lost > 0 {
+                format!(" ({} records lost)", w.lost)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                std::io::stderr(),
+                "mpit-prof: trace of {} ranks written to {}{lost}",
+                w.ranks,
+                w.anchor.display()
+            );
+        }
+        Some(Err(e)) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "mpit-prof: rank {rank}: trace not written: {e}"
+            );
+        }
+        _ => {}
     }
 }
 
@@ -397,6 +471,7 @@ fn create(settings: &Settings) -> mpit_safe::Result<Engine> {
 fn finish(engine: Option<&Engine>) {
     let (rank, size) = world();
     progress(rank, "finishing");
+    let _ = std::panic::catch_unwind(|| finish_trace(rank));
     let bytes = match engine {
         Some(engine) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             profile_bytes(engine, rank, size)
@@ -552,9 +627,10 @@ fn write_outputs(gathered: &[Vec<u8>], size: usize) {
         return;
     }
     let settings = SETTINGS.get().cloned().unwrap_or_default();
-    let dir = settings
-        .output
-        .clone()
+    let dir = OUTPUT_DIR
+        .get()
+        .cloned()
+        .or_else(|| settings.output.clone())
         .unwrap_or_else(config::default_output);
     progress(0, &format!("writing {}", dir.display()));
     match write_dir(&dir, &profiles) {

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! mpiexec -n 4 mpit-prof [--mode region|call] [--pvars REGEX] [--classes C,..]
-//!                        [--verbosity V] [--output DIR] [--progress] [--events] -- ./app args
+//!                        [--verbosity V] [--output DIR] [--progress] [--events]
+//!                        [--trace [--trace-buffer MIB]] -- ./app args
 //! mpit-prof report DIR
 //! mpit-prof diff DIR1 DIR2
 //! ```
@@ -53,7 +54,8 @@ const EXIT_STATUS: &str = "Exit status: when it runs a program, the program's (1
                   (Caliper json-split, for Hatchet), comm-matrix.json and SVG heat maps of \
                   per-peer pvars, and ranks.json into the output directory. The options can also \
                   be given as MPIT_PROF_MODE, MPIT_PROF_PVARS, MPIT_PROF_CLASSES, \
-                  MPIT_PROF_VERBOSITY, MPIT_PROF_OUTPUT, MPIT_PROF_PROGRESS and MPIT_PROF_EVENTS.",
+                  MPIT_PROF_VERBOSITY, MPIT_PROF_OUTPUT, MPIT_PROF_PROGRESS, MPIT_PROF_EVENTS, \
+                  MPIT_PROF_TRACE and MPIT_PROF_TRACE_BUFFER.",
     after_help = EXIT_STATUS,
     args_conflicts_with_subcommands = true
 )]
@@ -90,6 +92,14 @@ struct Run {
     /// Count MPI_T events per region (MPI-4 event API).
     #[arg(long)]
     events: bool,
+    /// Also write an OTF2 trace of every MPI call and message to <output>/trace/traces.otf2
+    /// (read by otf2-print, Vampir, Python's otf2).
+    #[arg(long)]
+    trace: bool,
+    /// The most memory per rank the trace's buffers hold, in MiB (default 64): a full
+    /// buffer is flushed to its file, never dropped.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
+    trace_buffer: Option<u64>,
     /// The program and its arguments, after `--`.
     #[arg(last = true, value_name = "PROGRAM")]
     program: Vec<OsString>,
@@ -228,6 +238,12 @@ fn launch(run: Run) -> ExitCode {
         run.progress.then(|| "1".into()),
     );
     set(&mut cmd, "MPIT_PROF_EVENTS", run.events.then(|| "1".into()));
+    set(&mut cmd, "MPIT_PROF_TRACE", run.trace.then(|| "1".into()));
+    set(
+        &mut cmd,
+        "MPIT_PROF_TRACE_BUFFER",
+        run.trace_buffer.map(|m| m.to_string()),
+    );
     // `exec` keeps the pid: the program's own process (not its children, not a script's
     // interpreter's children) reports a missing MPI_Init.
     cmd.env("LD_PRELOAD", preload);

@@ -215,6 +215,238 @@ fn profiled_known_pattern(mode: &str) -> (Vec<RankProfile>, PathBuf) {
     (ranks, out)
 }
 
+/// Reads a trace with Debian's Python OTF2 reader (`python3-otf2`, seen by `/usr/bin/python3`
+/// only): one line per record of the kinds the tests check.
+pub(crate) fn read_trace(anchor: &Path) -> String {
+    let script = r#"
+import sys, otf2
+with otf2.reader.open(sys.argv[1]) as trace:
+    for c in trace.definitions.comms:
+        print("Comm", c.name, sorted(m.group.name for m in c.group.members))
+    for loc, ev in trace.events:
+        n = type(ev).__name__
+        g = loc.group.name
+        if n in ("Enter", "Leave"):
+            print(n, g, ev.region.name, ev.region.paradigm)
+        elif n == "MpiSend":
+            print(n, g, ev.communicator.name, ev.receiver, ev.msg_tag, ev.msg_length)
+        elif n == "MpiRecv":
+            print(n, g, ev.communicator.name, ev.sender, ev.msg_tag, ev.msg_length)
+        elif n == "MpiIsend":
+            print(n, g, ev.communicator.name, ev.receiver, ev.msg_tag, ev.msg_length)
+        elif n == "MpiIrecv":
+            print(n, g, ev.communicator.name, ev.sender, ev.msg_tag, ev.msg_length)
+        elif n == "MpiCollectiveEnd":
+            print(n, g, ev.collective_op, ev.communicator.name, ev.root, ev.size_sent,
+                  ev.size_received)
+        elif n == "Metric":
+            print(n, g, [m.name for m in ev.metric.members], list(ev.values), ev.time)
+        else:
+            print(n, g)
+"#;
+    let out = Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .arg(anchor)
+        .output()
+        .expect("/usr/bin/python3 runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "python3-otf2 on {}: {text}{}",
+        anchor.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// `--trace` on the known pattern: the program's output and exit status unchanged, and the
+/// trace's `MpiSend` and `MpiRecv` records are the pattern exactly (peer, tag, bytes, on
+/// `MPI_COMM_WORLD`), read by `otf2-print` and by Python's OTF2 reader.
+#[test]
+fn known_pattern_traced() {
+    let exe = known_pattern().display().to_string();
+    let out = dir().join("known-pattern-trace");
+    let _ = std::fs::remove_dir_all(&out);
+    let bare = run_mpi(RANKS, &[&exe, "3"]);
+    let traced = run_mpi(
+        RANKS,
+        &[
+            LAUNCHER,
+            "--trace",
+            "--output",
+            &out.display().to_string(),
+            "--",
+            &exe,
+            "3",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&traced.stderr);
+    assert_eq!(
+        sorted_lines(&traced.stdout),
+        sorted_lines(&bare.stdout),
+        "{stderr}"
+    );
+    assert_eq!(traced.status.code(), bare.status.code(), "{stderr}");
+    assert_eq!(bare.status.code(), Some(3));
+    assert!(
+        stderr.contains("mpit-prof: trace of 4 ranks written to"),
+        "{stderr}"
+    );
+    let anchor = out.join("trace/traces.otf2");
+    let printed = Command::new("otf2-print")
+        .arg(&anchor)
+        .output()
+        .expect("otf2-print");
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let printed = String::from_utf8_lossy(&printed.stdout);
+    let sends = printed
+        .lines()
+        .filter(|l| l.starts_with("MPI_SEND "))
+        .count();
+    assert_eq!(sends, (1..=RANKS).sum::<usize>(), "{printed}");
+
+    let text = read_trace(&anchor);
+    let mut got: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("MpiSend ") || l.starts_with("MpiRecv "))
+        .collect();
+    got.sort();
+    let mut want = Vec::new();
+    for i in 0..RANKS {
+        let (to, from) = ((i + 1) % RANKS, (i + RANKS - 1) % RANKS);
+        for _ in 0..=i {
+            want.push(format!(
+                "MpiSend MPI Rank {i} MPI_COMM_WORLD {to} 7 {}",
+                1000 * (i + 1)
+            ));
+        }
+        for _ in 0..=from {
+            want.push(format!(
+                "MpiRecv MPI Rank {i} MPI_COMM_WORLD {from} 7 {}",
+                1000 * (from + 1)
+            ));
+        }
+    }
+    want.sort();
+    assert_eq!(got, want.iter().map(String::as_str).collect::<Vec<_>>());
+    for i in 0..RANKS {
+        let exchange = format!("Enter MPI Rank {i} exchange Paradigm.USER");
+        assert_eq!(text.lines().filter(|l| *l == exchange).count(), 1, "{text}");
+        let barrier = format!("MpiCollectiveEnd MPI Rank {i} CollectiveOp.BARRIER MPI_COMM_WORLD ");
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with(&barrier)).count(),
+            1,
+            "{text}"
+        );
+        let sends = format!("Enter MPI Rank {i} MPI_Send Paradigm.MPI");
+        assert_eq!(
+            text.lines().filter(|l| *l == sends).count(),
+            i + 1,
+            "{text}"
+        );
+    }
+}
+
+/// `--trace` on `tests/c/trace_calls.c`: the non-blocking messages matched to their
+/// completions (`MPI_Waitall`, `_Waitany`, `_Test`, `_Wait`, statuses ignored or not), the
+/// peers of `MPI_ANY_SOURCE` receives from their statuses, `MPI_Sendrecv`, nothing for
+/// `MPI_PROC_NULL`, a split communicator defined by its members, and the collectives' roots
+/// and bytes.
+#[test]
+fn traced_calls_carry_their_arguments() {
+    let exe = compile("trace_calls").display().to_string();
+    let out = dir().join("trace-calls");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = run_mpi(
+        RANKS,
+        &[
+            LAUNCHER,
+            "--trace",
+            "--output",
+            &out.display().to_string(),
+            "--",
+            &exe,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert_eq!(sorted_lines(&run.stdout).len(), RANKS, "{stderr}");
+    let text = read_trace(&out.join("trace/traces.otf2"));
+    let count = |line: &str| text.lines().filter(|l| *l == line).count();
+    assert_eq!(
+        count("Comm MPI_COMM_WORLD ['MPI Rank 0', 'MPI Rank 1', 'MPI Rank 2', 'MPI Rank 3']"),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        count("Comm comm#1 ['MPI Rank 0', 'MPI Rank 2']"),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        count("Comm comm#1 ['MPI Rank 1', 'MPI Rank 3']"),
+        1,
+        "{text}"
+    );
+    for i in 0..RANKS {
+        let (to, from) = ((i + 1) % RANKS, (i + RANKS - 1) % RANKS);
+        for k in 0..3 {
+            let (tag, mine, theirs) = (10 + k, 100 * (i + 1) * (k + 1), 100 * (from + 1) * (k + 1));
+            let isend = format!("MpiIsend MPI Rank {i} MPI_COMM_WORLD {to} {tag} {mine}");
+            let irecv = format!("MpiIrecv MPI Rank {i} MPI_COMM_WORLD {from} {tag} {theirs}");
+            assert_eq!(count(&isend), 1, "{isend} in\n{text}");
+            assert_eq!(count(&irecv), 1, "{irecv} in\n{text}");
+        }
+        let complete = format!("MpiIsendComplete MPI Rank {i}");
+        assert_eq!(count(&complete), 3, "{text}");
+        let requests = format!("MpiIrecvRequest MPI Rank {i}");
+        assert_eq!(count(&requests), 3, "{text}");
+        let sr = format!(
+            "MpiSend MPI Rank {i} MPI_COMM_WORLD {to} 13 {}",
+            400 * (i + 1)
+        );
+        let rr = format!(
+            "MpiRecv MPI Rank {i} MPI_COMM_WORLD {from} 13 {}",
+            400 * (from + 1)
+        );
+        assert_eq!((count(&sr), count(&rr)), (1, 1), "{sr} / {rr} in\n{text}");
+        // No record for MPI_PROC_NULL (tag 14).
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("MpiSend") && l.ends_with(" 14 10")),
+            "{text}"
+        );
+        let half = if i < 2 {
+            format!("MpiSend MPI Rank {i} comm#1 1 15 50")
+        } else {
+            format!("MpiRecv MPI Rank {i} comm#1 0 15 50")
+        };
+        assert_eq!(count(&half), 1, "{half} in\n{text}");
+        let (bs, br) = if i == 1 { (32, 0) } else { (0, 32) };
+        let bcast =
+            format!("MpiCollectiveEnd MPI Rank {i} CollectiveOp.BCAST MPI_COMM_WORLD 1 {bs} {br}");
+        let rr = if i == 2 { 32 } else { 0 };
+        let reduce =
+            format!("MpiCollectiveEnd MPI Rank {i} CollectiveOp.REDUCE MPI_COMM_WORLD 2 32 {rr}");
+        let allreduce =
+            format!("MpiCollectiveEnd MPI Rank {i} CollectiveOp.ALLREDUCE MPI_COMM_WORLD");
+        assert_eq!(count(&bcast), 1, "{bcast} in\n{text}");
+        assert_eq!(count(&reduce), 1, "{reduce} in\n{text}");
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with(&allreduce) && l.ends_with(" 32 32"))
+                .count(),
+            1,
+            "{text}"
+        );
+    }
+}
+
 /// The per-peer monitoring matrices (Open MPI 5 with `pml_monitoring_enable=2`) equal the
 /// pattern exactly; where the implementation has no such pvars (MPICH, Intel) or they are
 /// holes (Open MPI 4.1), there is no matrix of them.

@@ -1,0 +1,1116 @@
+//! The trace's capture (`mpit-prof --trace`): what the wrappers record into the rank's
+//! [`Otf2Sink`] on the thread that owns the engine. Every wrapped call is an `Enter`/`Leave`
+//! of its region ([`traced`], from `glue::call`); the functions whose records need their
+//! arguments come here first from their generated wrappers (build.rs's `TRACED` table): the
+//! sends and receives as OTF2's MPI records (peer, communicator, tag, bytes), the
+//! non-blocking ones matched to their completions in the Wait/Test family through a table of
+//! pending requests, and the collectives as `MpiCollectiveBegin`/`End` with their root and the
+//! bytes this rank's buffer arguments describe.
+//!
+//! Sizes and statuses are read only after the `PMPI_` call succeeded (a bad argument then
+//! fails the program's call, as it would untraced, and never a call of ours). A status the
+//! caller ignores is replaced by one of ours for the call. Not recorded as messages (their
+//! calls are still `Enter`/`Leave`): persistent requests, intercommunicators' peers,
+//! `MPI_PROC_NULL`; collectives with two datatypes (`MPI_IN_PLACE` makes the send side's
+//! arguments meaningless) only as regions for now.
+//!
+//! Times are `CLOCK_MONOTONIC` nanoseconds (one clock for the processes of a node; the
+//! offsets to rank 0 are measured at the start and the end for the others).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::mem::MaybeUninit;
+use std::os::raw::c_int;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+#[cfg(mpit_abi)]
+use crate::abi as mpi_sys;
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
+
+use crate::glue::{self, SUCCESS};
+use crate::trace::{
+    Collective, CollectiveOp, CommRef, LocationRef, Message, Otf2Sink, Paradigm, RegionRef,
+    RegionRole, Sink, Written,
+};
+use crate::wrappers::FUNCTIONS;
+
+/// A tracer is installed (on the engine's thread).
+static TRACING: AtomicBool = AtomicBool::new(false);
+
+/// Whether calls are traced: the wrappers' one test (a load) before their trace branch.
+#[inline(always)]
+pub(crate) fn tracing() -> bool {
+    TRACING.load(Relaxed)
+}
+
+thread_local! {
+    static TRACER: RefCell<Option<Tracer>> = const { RefCell::new(None) };
+}
+
+/// A non-blocking call waiting for its completion.
+enum Pending {
+    Send(u64),
+    Recv { id: u64, comm: Option<CommRef> },
+}
+
+struct Tracer {
+    sink: Otf2Sink,
+    loc: LocationRef,
+    /// Each wrapped function's region, defined at its first call.
+    regions: Vec<Option<RegionRef>>,
+    /// The communicators seen, with their definition (`None`: an intercommunicator).
+    comms: Vec<(MPI_Comm, Option<CommRef>)>,
+    pending: HashMap<Key, Pending>,
+    next_request: u64,
+    comm_labels: u32,
+}
+
+/// A request handle as a key (MPICH's are `int`s, Open MPI's and the ABI's pointers).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Key(u64);
+
+fn key(r: MPI_Request) -> Key {
+    // A handle's bits: an int or a pointer, at most 64 bits either way.
+    let mut bits = [0u8; 8];
+    let n = std::mem::size_of::<MPI_Request>().min(8);
+    // SAFETY: `r` is a plain value of `n` <= 8 bytes; its bytes are copied, not interpreted.
+    let raw = unsafe { std::slice::from_raw_parts((&r as *const MPI_Request).cast::<u8>(), n) };
+    bits[..n].copy_from_slice(raw);
+    Key(u64::from_ne_bytes(bits))
+}
+
+/// The time now: `CLOCK_MONOTONIC` in nanoseconds.
+pub(crate) fn now() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
+/// What a function's region is, by its name.
+fn role_of(name: &str) -> RegionRole {
+    const P2P: &[&str] = &[
+        "MPI_Send",
+        "MPI_Bsend",
+        "MPI_Ssend",
+        "MPI_Rsend",
+        "MPI_Isend",
+        "MPI_Ibsend",
+        "MPI_Issend",
+        "MPI_Irsend",
+        "MPI_Recv",
+        "MPI_Irecv",
+        "MPI_Sendrecv",
+        "MPI_Sendrecv_replace",
+        "MPI_Wait",
+        "MPI_Waitall",
+        "MPI_Waitany",
+        "MPI_Waitsome",
+        "MPI_Test",
+        "MPI_Testall",
+        "MPI_Testany",
+        "MPI_Testsome",
+        "MPI_Probe",
+        "MPI_Iprobe",
+        "MPI_Mprobe",
+        "MPI_Improbe",
+        "MPI_Mrecv",
+        "MPI_Imrecv",
+    ];
+    const COLLECTIVE: &[&str] = &[
+        "Bcast",
+        "Gather",
+        "Gatherv",
+        "Scatter",
+        "Scatterv",
+        "Allgather",
+        "Allgatherv",
+        "Alltoall",
+        "Alltoallv",
+        "Alltoallw",
+        "Allreduce",
+        "Reduce",
+        "Reduce_scatter",
+        "Reduce_scatter_block",
+        "Scan",
+        "Exscan",
+    ];
+    let base = name.strip_prefix("MPI_").unwrap_or(name);
+    let collective = |n: &str| COLLECTIVE.iter().any(|c| c.eq_ignore_ascii_case(n));
+    if name == "MPI_Barrier" || name == "MPI_Ibarrier" {
+        RegionRole::Barrier
+    } else if P2P.contains(&name) {
+        RegionRole::PointToPoint
+    } else if collective(base) || base.strip_prefix('I').is_some_and(collective) {
+        RegionRole::Collective
+    } else {
+        RegionRole::Function
+    }
+}
+
+/// The size of `n` elements of `t` in bytes (0 if MPI says nothing: after a successful call
+/// the datatype is valid).
+fn bytes(n: c_int, t: MPI_Datatype) -> u64 {
+    let mut size: c_int = 0;
+    // SAFETY: `t` was accepted by the call that just succeeded; `size` is a local.
+    if unsafe { mpi_sys::PMPI_Type_size(t, &mut size) } != SUCCESS {
+        return 0;
+    }
+    (n.max(0) as u64) * (size.max(0) as u64)
+}
+
+/// Source, tag and bytes of a completed receive's status.
+///
+/// # Safety
+/// `st` points to a status MPI wrote for a successful receive.
+unsafe fn received(st: *const MPI_Status) -> (c_int, c_int, u64) {
+    // SAFETY: the caller's contract.
+    let (source, tag) = unsafe { ((*st).MPI_SOURCE, (*st).MPI_TAG) };
+    let mut n: c_int = 0;
+    // SAFETY: as above; bytes counted as MPI_UINT8_T elements.
+    let rc = unsafe { mpi_sys::PMPI_Get_count(st, mpi_sys::RSMPI_UINT8_T, &mut n) };
+    (source, tag, if rc == SUCCESS { n.max(0) as u64 } else { 0 })
+}
+
+/// Whether a completed request's status says it was cancelled.
+///
+/// # Safety
+/// `st` points to a status MPI wrote for a completed request.
+unsafe fn cancelled(st: *const MPI_Status) -> bool {
+    let mut flag: c_int = 0;
+    // SAFETY: the caller's contract; `flag` a local.
+    unsafe { mpi_sys::PMPI_Test_cancelled(st, &mut flag) == SUCCESS && flag != 0 }
+}
+
+fn proc_null() -> c_int {
+    // SAFETY: a `const` object of mpi-sys's C shim (the ABI build's constant).
+    unsafe { mpi_sys::RSMPI_PROC_NULL }
+}
+
+fn status_ignore() -> *mut MPI_Status {
+    // SAFETY: as `proc_null`.
+    unsafe { mpi_sys::RSMPI_STATUS_IGNORE }
+}
+
+fn statuses_ignore() -> *mut MPI_Status {
+    // SAFETY: as `proc_null`.
+    unsafe { mpi_sys::RSMPI_STATUSES_IGNORE }
+}
+
+impl Tracer {
+    fn region(&mut self, function: usize) -> Option<RegionRef> {
+        let slot = self.regions.get_mut(function)?;
+        if slot.is_none() {
+            let name = FUNCTIONS[function];
+            *slot = Some(self.sink.region(name, Paradigm::Mpi, role_of(name)));
+        }
+        *slot
+    }
+
+    /// `comm`'s definition: its members' world ranks (`None` for an intercommunicator).
+    fn comm(&mut self, comm: MPI_Comm) -> Option<CommRef> {
+        if let Some((_, c)) = self.comms.iter().find(|(h, _)| *h == comm) {
+            return *c;
+        }
+        let def = self.define(comm);
+        self.comms.push((comm, def));
+        def
+    }
+
+    fn define(&mut self, comm: MPI_Comm) -> Option<CommRef> {
+        let mut inter: c_int = 0;
+        // SAFETY: `comm` was accepted by the call that just succeeded; `inter` a local.
+        if unsafe { mpi_sys::PMPI_Comm_test_inter(comm, &mut inter) } != SUCCESS || inter != 0 {
+            return None;
+        }
+        // SAFETY: constants of mpi-sys's C shim.
+        let (world, this) = unsafe { (mpi_sys::RSMPI_COMM_WORLD, mpi_sys::RSMPI_COMM_SELF) };
+        let mut size: c_int = 0;
+        let mut group = MaybeUninit::uninit();
+        let mut world_group = MaybeUninit::uninit();
+        // SAFETY: valid communicators; out-parameters are locals; both groups freed below.
+        let ranks = unsafe {
+            if mpi_sys::PMPI_Comm_size(comm, &mut size) != SUCCESS
+                || mpi_sys::PMPI_Comm_group(comm, group.as_mut_ptr()) != SUCCESS
+            {
+                return None;
+            }
+            let mut group = group.assume_init();
+            let mut ranks = vec![0; size.max(0) as usize];
+            let mut out = vec![0; ranks.len()];
+            for (i, r) in ranks.iter_mut().enumerate() {
+                *r = i as c_int;
+            }
+            let ok = mpi_sys::PMPI_Comm_group(world, world_group.as_mut_ptr()) == SUCCESS;
+            let translated = ok
+                && mpi_sys::PMPI_Group_translate_ranks(
+                    group,
+                    size,
+                    ranks.as_ptr(),
+                    world_group.assume_init(),
+                    out.as_mut_ptr(),
+                ) == SUCCESS;
+            if ok {
+                let mut wg = world_group.assume_init();
+                mpi_sys::PMPI_Group_free(&mut wg);
+            }
+            mpi_sys::PMPI_Group_free(&mut group);
+            if !translated {
+                return None;
+            }
+            out
+        };
+        let name = if comm == world {
+            "MPI_COMM_WORLD".to_owned()
+        } else if comm == this {
+            "MPI_COMM_SELF".to_owned()
+        } else {
+            self.comm_labels += 1;
+            format!("comm#{}", self.comm_labels)
+        };
+        let members: Vec<u32> = ranks.iter().map(|&r| r.max(0) as u32).collect();
+        Some(self.sink.comm(&name, &members))
+    }
+
+    fn message(&mut self, peer: c_int, comm: MPI_Comm, tag: c_int, bytes: u64) -> Option<Message> {
+        if peer < 0 || peer == proc_null() {
+            return None;
+        }
+        Some(Message {
+            peer: peer as u32,
+            comm: self.comm(comm)?,
+            tag: tag.max(0) as u32,
+            bytes,
+        })
+    }
+
+    /// A request that completed with status `st`.
+    ///
+    /// # Safety
+    /// `st` points to the status MPI wrote for it.
+    unsafe fn completed(&mut self, k: Key, st: *const MPI_Status, t: u64) {
+        let Some(p) = self.pending.remove(&k) else {
+            return;
+        };
+        // SAFETY: the caller's contract.
+        if unsafe { cancelled(st) } {
+            let id = match p {
+                Pending::Send(id) | Pending::Recv { id, .. } => id,
+            };
+            self.sink.mpi_request_cancelled(self.loc, t, id);
+            return;
+        }
+        match p {
+            Pending::Send(id) => self.sink.mpi_isend_complete(self.loc, t, id),
+            Pending::Recv { id, comm } => {
+                // SAFETY: the caller's contract.
+                let (source, tag, n) = unsafe { received(st) };
+                if let Some(comm) = comm
+                    && source >= 0
+                    && source != proc_null()
+                {
+                    let m = Message {
+                        peer: source as u32,
+                        comm,
+                        tag: tag.max(0) as u32,
+                        bytes: n,
+                    };
+                    self.sink.mpi_irecv(self.loc, t, m, id);
+                }
+            }
+        }
+    }
+}
+
+/// Runs `f` on this thread's tracer (none: another thread, or the tracer in use); a panic
+/// stops the trace for the rest of the run and is said once.
+fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        TRACER
+            .try_with(|c| {
+                let mut g = c.try_borrow_mut().ok()?;
+                g.as_mut().map(f)
+            })
+            .ok()
+            .flatten()
+    }));
+    r.unwrap_or_else(|_| {
+        if TRACING.swap(false, Relaxed) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "mpit-prof: the trace stopped after an internal error (panic); the program \
+                 continues"
+            );
+        }
+        None
+    })
+}
+
+/// Every wrapped call while tracing: `Enter`, the profiled call, `Leave` (the tool's own
+/// calls and other threads' pass through untraced).
+#[inline(never)]
+pub(crate) fn traced<R>(function: usize, pmpi: impl FnMut() -> R) -> R {
+    if !glue::open_here() {
+        return glue::profiled(function, pmpi);
+    }
+    let t0 = now();
+    with(|t| {
+        if let Some(r) = t.region(function) {
+            t.sink.enter(t.loc, t0, r);
+        }
+    });
+    let r = glue::profiled(function, pmpi);
+    leave(function);
+    r
+}
+
+fn leave(function: usize) {
+    let t1 = now();
+    with(|t| {
+        if let Some(r) = t.region(function) {
+            t.sink.leave(t.loc, t1, r);
+        }
+    });
+}
+
+/// What a call never made would return (never seen: see `around`).
+const NOT_MADE: c_int = -1;
+
+/// A call with records of its own between its `Enter` and `Leave`: `after(tracer, rc, t0)`
+/// runs once the call returned.
+fn around(
+    function: usize,
+    pmpi: impl FnOnce() -> c_int,
+    after: impl FnOnce(&mut Tracer, c_int, u64),
+) -> c_int {
+    // `profiled` makes the call exactly once (its `FnMut` is never called twice).
+    let mut pmpi = Some(pmpi);
+    let mut call = || pmpi.take().map_or(NOT_MADE, |f| f());
+    if !glue::open_here() {
+        return glue::profiled(function, call);
+    }
+    let t0 = now();
+    with(|t| {
+        if let Some(r) = t.region(function) {
+            t.sink.enter(t.loc, t0, r);
+        }
+    });
+    let rc = glue::profiled(function, &mut call);
+    with(|t| after(t, rc, t0));
+    leave(function);
+    rc
+}
+
+/// `MPI_Send`, `_Bsend`, `_Ssend`, `_Rsend`: `MpiSend` at the call's start.
+///
+/// # Safety
+/// The contract of the function `function` stands for; `pmpi` makes that call.
+pub(crate) unsafe fn send(
+    function: usize,
+    count: c_int,
+    t: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    around(function, pmpi, |tr, rc, t0| {
+        if rc == SUCCESS
+            && let Some(m) = tr.message(dest, comm, tag, bytes(count, t))
+        {
+            tr.sink.mpi_send(tr.loc, t0, m);
+        }
+    })
+}
+
+/// `MPI_Isend` and its modes: `MpiIsend`, the request remembered for its completion.
+///
+/// # Safety
+/// As [`send`]; `request` is the call's out-parameter.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn isend(
+    function: usize,
+    count: c_int,
+    t: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    around(function, pmpi, |tr, rc, t0| {
+        if rc != SUCCESS || request.is_null() {
+            return;
+        }
+        if let Some(m) = tr.message(dest, comm, tag, bytes(count, t)) {
+            let id = tr.next_request;
+            tr.next_request += 1;
+            // SAFETY: the call succeeded, so it wrote the new request there.
+            tr.pending
+                .insert(key(unsafe { *request }), Pending::Send(id));
+            tr.sink.mpi_isend(tr.loc, t0, m, id);
+        }
+    })
+}
+
+/// `MPI_Recv`: `MpiRecv` from the status (ours if the caller ignores it).
+///
+/// # Safety
+/// As [`send`]; `pmpi` takes the status to pass.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn recv(
+    function: usize,
+    _count: c_int,
+    _t: MPI_Datatype,
+    source: c_int,
+    _tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    let mut own = MaybeUninit::uninit();
+    let st = self::status(status, &mut own);
+    around(
+        function,
+        move || pmpi(st),
+        |tr, rc, _| {
+            if rc != SUCCESS || source == proc_null() {
+                return;
+            }
+            // SAFETY: the receive succeeded and wrote `st`.
+            let (from, tag, n) = unsafe { received(st) };
+            if let Some(m) = tr.message(from, comm, tag, n) {
+                tr.sink.mpi_recv(tr.loc, now(), m);
+            }
+        },
+    )
+}
+
+/// `MPI_Irecv`: `MpiIrecvRequest`, the request remembered for its completion.
+///
+/// # Safety
+/// As [`send`]; `request` is the call's out-parameter.
+pub(crate) unsafe fn irecv(
+    function: usize,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    around(function, pmpi, |tr, rc, t0| {
+        if rc != SUCCESS || request.is_null() {
+            return;
+        }
+        let id = tr.next_request;
+        tr.next_request += 1;
+        let comm = tr.comm(comm);
+        // SAFETY: the call succeeded, so it wrote the new request there.
+        tr.pending
+            .insert(key(unsafe { *request }), Pending::Recv { id, comm });
+        tr.sink.mpi_irecv_request(tr.loc, t0, id);
+    })
+}
+
+/// `MPI_Sendrecv` and `_replace`: `MpiSend` at the start, `MpiRecv` at the end.
+///
+/// # Safety
+/// As [`recv`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn sendrecv(
+    function: usize,
+    count: c_int,
+    t: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    _recv_type: MPI_Datatype,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    let mut own = MaybeUninit::uninit();
+    let st = self::status(status, &mut own);
+    around(
+        function,
+        move || pmpi(st),
+        |tr, rc, t0| {
+            if rc != SUCCESS {
+                return;
+            }
+            if let Some(m) = tr.message(dest, comm, tag, bytes(count, t)) {
+                tr.sink.mpi_send(tr.loc, t0, m);
+            }
+            // SAFETY: the call succeeded and wrote `st` (a receive from MPI_PROC_NULL gives
+            // MPI_PROC_NULL as its source, which `message` leaves out).
+            let (from, rtag, n) = unsafe { received(st) };
+            if let Some(m) = tr.message(from, comm, rtag, n) {
+                tr.sink.mpi_recv(tr.loc, now(), m);
+            }
+        },
+    )
+}
+
+/// The keys of `n` requests before a completion call changes them.
+///
+/// # Safety
+/// `reqs` points to `n` requests (or is null with `n` 0).
+unsafe fn keys(n: c_int, reqs: *const MPI_Request) -> Vec<Key> {
+    if reqs.is_null() || n <= 0 {
+        return Vec::new();
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(reqs, n as usize) }
+        .iter()
+        .map(|&r| key(r))
+        .collect()
+}
+
+/// `n` statuses for a call whose caller ignores them.
+fn own_statuses(n: c_int) -> Vec<MaybeUninit<MPI_Status>> {
+    (0..n.max(0)).map(|_| MaybeUninit::uninit()).collect()
+}
+
+/// The status a completion call of one request writes: the caller's, or `own`.
+fn status(given: *mut MPI_Status, own: &mut MaybeUninit<MPI_Status>) -> *mut MPI_Status {
+    if given == status_ignore() {
+        own.as_mut_ptr()
+    } else {
+        given
+    }
+}
+
+/// The statuses a completion call of `n` requests writes: the caller's, or ours.
+fn statuses(
+    n: c_int,
+    given: *mut MPI_Status,
+    own: &mut Vec<MaybeUninit<MPI_Status>>,
+) -> *mut MPI_Status {
+    if given == statuses_ignore() {
+        *own = own_statuses(n);
+        own.as_mut_ptr().cast()
+    } else {
+        given
+    }
+}
+
+/// Whether a completion call that returned `rc` completed: `flag` is the Test family's
+/// out-parameter (null for the Wait family, which always completes).
+///
+/// # Safety
+/// A non-null `flag` is the call's out-parameter.
+unsafe fn done(rc: c_int, flag: *const c_int) -> bool {
+    // SAFETY: the caller's contract; the call succeeded, so it wrote `flag`.
+    rc == SUCCESS && (flag.is_null() || unsafe { *flag } != 0)
+}
+
+/// `MPI_Wait`.
+///
+/// # Safety
+/// As [`recv`]; `request` is the call's request.
+pub(crate) unsafe fn wait(
+    function: usize,
+    request: *mut MPI_Request,
+    status: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { test(function, request, std::ptr::null_mut(), status, pmpi) }
+}
+
+/// `MPI_Test` (and [`wait`], with a null `flag`).
+///
+/// # Safety
+/// As [`wait`]; a non-null `flag` is the call's out-parameter.
+pub(crate) unsafe fn test(
+    function: usize,
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    // SAFETY: the caller's request, read before the call.
+    let k = unsafe { keys(1, request) };
+    let mut own = MaybeUninit::uninit();
+    let st = self::status(status, &mut own);
+    around(
+        function,
+        move || pmpi(st),
+        |tr, rc, _| {
+            // SAFETY: `flag` as the caller says.
+            if unsafe { done(rc, flag) }
+                && let Some(&k) = k.first()
+            {
+                // SAFETY: the request completed: MPI wrote `st`.
+                unsafe { tr.completed(k, st, now()) };
+            }
+        },
+    )
+}
+
+/// `MPI_Waitall`.
+///
+/// # Safety
+/// As [`recv`]; `reqs` and `sts` are the call's `count` requests and statuses.
+pub(crate) unsafe fn waitall(
+    function: usize,
+    count: c_int,
+    reqs: *mut MPI_Request,
+    sts: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { testall(function, count, reqs, std::ptr::null_mut(), sts, pmpi) }
+}
+
+/// `MPI_Testall` (and [`waitall`], with a null `flag`).
+///
+/// # Safety
+/// As [`waitall`]; a non-null `flag` is the call's out-parameter.
+pub(crate) unsafe fn testall(
+    function: usize,
+    count: c_int,
+    reqs: *mut MPI_Request,
+    flag: *mut c_int,
+    sts: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    // SAFETY: the caller's requests, read before the call.
+    let ks = unsafe { keys(count, reqs) };
+    let mut own = Vec::new();
+    let st = statuses(count, sts, &mut own);
+    around(
+        function,
+        move || pmpi(st),
+        |tr, rc, _| {
+            // SAFETY: `flag` as the caller says.
+            if !unsafe { done(rc, flag) } {
+                return;
+            }
+            let t = now();
+            for (i, &k) in ks.iter().enumerate() {
+                // SAFETY: all completed: `count` statuses written at `st`.
+                unsafe { tr.completed(k, st.add(i), t) };
+            }
+        },
+    )
+}
+
+/// `MPI_Waitany`.
+///
+/// # Safety
+/// As [`waitall`]; `index` is the call's out-parameter.
+pub(crate) unsafe fn waitany(
+    function: usize,
+    count: c_int,
+    reqs: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        testany(
+            function,
+            count,
+            reqs,
+            index,
+            std::ptr::null_mut(),
+            status,
+            pmpi,
+        )
+    }
+}
+
+/// `MPI_Testany` (and [`waitany`], with a null `flag`).
+///
+/// # Safety
+/// As [`waitany`]; a non-null `flag` is the call's out-parameter.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn testany(
+    function: usize,
+    count: c_int,
+    reqs: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    // SAFETY: the caller's requests, read before the call.
+    let ks = unsafe { keys(count, reqs) };
+    let mut own = MaybeUninit::uninit();
+    let st = self::status(status, &mut own);
+    around(
+        function,
+        move || pmpi(st),
+        |tr, rc, _| {
+            // SAFETY: `flag` as the caller says.
+            if !unsafe { done(rc, flag) } || index.is_null() {
+                return;
+            }
+            // SAFETY: the call completed and wrote `index` (MPI_UNDEFINED: none active).
+            let i = unsafe { *index };
+            if let Some(&k) = usize::try_from(i).ok().and_then(|i| ks.get(i)) {
+                // SAFETY: the completed request's status is at `st`.
+                unsafe { tr.completed(k, st, now()) };
+            }
+        },
+    )
+}
+
+/// `MPI_Waitsome` and `MPI_Testsome`.
+///
+/// # Safety
+/// As [`waitall`]; `outcount` and `indices` are the call's out-parameters.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn waitsome(
+    function: usize,
+    incount: c_int,
+    reqs: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    sts: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    // SAFETY: as in `waitall`.
+    let ks = unsafe { keys(incount, reqs) };
+    let mut own = Vec::new();
+    let st = statuses(incount, sts, &mut own);
+    around(
+        function,
+        move || pmpi(st),
+        |tr, rc, _| {
+            if rc != SUCCESS || outcount.is_null() || indices.is_null() {
+                return;
+            }
+            // SAFETY: the call succeeded and wrote `outcount` (MPI_UNDEFINED: none active).
+            let n = unsafe { *outcount }.clamp(0, incount.max(0));
+            let t = now();
+            for j in 0..n as usize {
+                // SAFETY: `n` indices and statuses written.
+                let i = unsafe { *indices.add(j) };
+                if let Some(&k) = usize::try_from(i).ok().and_then(|i| ks.get(i)) {
+                    // SAFETY: as above.
+                    unsafe { tr.completed(k, st.add(j), t) };
+                }
+            }
+        },
+    )
+}
+
+/// `MPI_Request_free`: a pending request forgotten (its handle may come back).
+///
+/// # Safety
+/// As [`send`]; `request` is the call's request.
+pub(crate) unsafe fn request_free(
+    function: usize,
+    request: *mut MPI_Request,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    // SAFETY: the caller's request, read before the call.
+    let k = unsafe { keys(1, request) };
+    around(function, pmpi, |tr, rc, _| {
+        if rc == SUCCESS
+            && let Some(k) = k.first()
+        {
+            tr.pending.remove(k);
+        }
+    })
+}
+
+/// A collective: `MpiCollectiveBegin` at the start, `MpiCollectiveEnd` with the bytes this
+/// rank's buffer arguments describe.
+fn collective(
+    function: usize,
+    op: CollectiveOp,
+    comm: MPI_Comm,
+    root: Option<c_int>,
+    sizes: impl FnOnce(bool, u64) -> (u64, u64),
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    around(function, pmpi, |tr, rc, t0| {
+        if rc != SUCCESS {
+            return;
+        }
+        let Some(c) = tr.comm(comm) else { return };
+        let (mut rank, mut size) = (0, 1);
+        // SAFETY: `comm` was accepted by the call; locals.
+        unsafe {
+            mpi_sys::PMPI_Comm_rank(comm, &mut rank);
+            mpi_sys::PMPI_Comm_size(comm, &mut size);
+        }
+        let (sent, received) = sizes(root == Some(rank), size.max(1) as u64);
+        tr.sink.collective_begin(tr.loc, t0);
+        tr.sink.collective_end(
+            tr.loc,
+            now(),
+            Collective {
+                op,
+                comm: c,
+                root: root.map(|r| r.max(0) as u32),
+                sent,
+                received,
+            },
+        );
+    })
+}
+
+/// `MPI_Barrier`.
+///
+/// # Safety
+/// As [`send`].
+pub(crate) unsafe fn barrier(
+    function: usize,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    collective(
+        function,
+        CollectiveOp::Barrier,
+        comm,
+        None,
+        |_, _| (0, 0),
+        pmpi,
+    )
+}
+
+/// `MPI_Bcast`: the root sends the buffer, the others receive it.
+///
+/// # Safety
+/// As [`send`].
+pub(crate) unsafe fn bcast(
+    function: usize,
+    count: c_int,
+    t: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    let sizes = move |me: bool, _| {
+        let b = bytes(count, t);
+        if me { (b, 0) } else { (0, b) }
+    };
+    collective(function, CollectiveOp::Bcast, comm, Some(root), sizes, pmpi)
+}
+
+/// `MPI_Reduce`: every rank sends its buffer, the root receives one.
+///
+/// # Safety
+/// As [`send`].
+pub(crate) unsafe fn reduce(
+    function: usize,
+    count: c_int,
+    t: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    let sizes = move |me: bool, _| {
+        let b = bytes(count, t);
+        (b, if me { b } else { 0 })
+    };
+    collective(
+        function,
+        CollectiveOp::Reduce,
+        comm,
+        Some(root),
+        sizes,
+        pmpi,
+    )
+}
+
+/// `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan` (`op`): a buffer sent and one received.
+///
+/// # Safety
+/// As [`send`].
+pub(crate) unsafe fn all_to_all(
+    function: usize,
+    op: CollectiveOp,
+    count: c_int,
+    t: MPI_Datatype,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    let sizes = move |_, _| {
+        let b = bytes(count, t);
+        (b, b)
+    };
+    collective(function, op, comm, None, sizes, pmpi)
+}
+
+/// `MPI_Reduce_scatter_block`: `size` blocks sent, one received.
+///
+/// # Safety
+/// As [`send`].
+pub(crate) unsafe fn reduce_scatter_block(
+    function: usize,
+    count: c_int,
+    t: MPI_Datatype,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    let sizes = move |_, size: u64| {
+        let b = bytes(count, t);
+        (b * size, b)
+    };
+    collective(
+        function,
+        CollectiveOp::ReduceScatterBlock,
+        comm,
+        None,
+        sizes,
+        pmpi,
+    )
+}
+
+/// A user region entered (`enter`) or left, by name (the C API's regions).
+pub(crate) fn user_region(name: &str, enter: bool) {
+    if !tracing() || !glue::open_here() {
+        return;
+    }
+    let t = now();
+    with(|tr| {
+        let r = tr.sink.region(name, Paradigm::User, RegionRole::Function);
+        if enter {
+            tr.sink.enter(tr.loc, t, r);
+        } else {
+            tr.sink.leave(tr.loc, t, r);
+        }
+    });
+}
+
+/// A communicator about to be freed: its handle may come back for another one.
+pub(crate) fn comm_freed(comm: MPI_Comm) {
+    with(|t| t.comms.retain(|(h, _)| *h != comm));
+}
+
+// --- start and end ----------------------------------------------------------------------------
+
+/// Starts the trace on the calling thread (the engine's) after `MPI_Init`: every rank of
+/// `MPI_COMM_WORLD` calls it (the archive is opened collectively in `dir`). `Err` says why
+/// there is no trace (the program runs on, profiled).
+pub(crate) fn start(dir: &Path, host: &str, events: &str) -> Result<(), String> {
+    mpit_otf2::available().map_err(|e| e.to_string())?;
+    // SAFETY: a `static` of mpi-sys's C shim.
+    let world = unsafe { mpi_sys::RSMPI_COMM_WORLD };
+    let options = mpit_otf2::Options {
+        memory_limit: buffer_limit(),
+        clock: Some(now),
+        ..mpit_otf2::Options::default()
+    };
+    let mut sink = Otf2Sink::create(dir, world, host, options).map_err(|e| e.to_string())?;
+    sink.clock_resolution(1_000_000_000);
+    sink.property("MPIT_PROF::MPI_T_EVENTS", events);
+    let loc = sink.location("Master thread");
+    let (mut rank, mut size) = (0, 1);
+    // SAFETY: MPI is initialised; locals.
+    unsafe {
+        mpi_sys::PMPI_Comm_rank(world, &mut rank);
+        mpi_sys::PMPI_Comm_size(world, &mut size);
+    }
+    let offset = clock_offset(world, rank, size);
+    sink.clock_offset(offset.0, offset.1, offset.2);
+    let tracer = Tracer {
+        sink,
+        loc,
+        regions: vec![None; FUNCTIONS.len()],
+        comms: Vec::new(),
+        pending: HashMap::new(),
+        next_request: 0,
+        comm_labels: 0,
+    };
+    TRACER.with(|c| *c.borrow_mut() = Some(tracer));
+    TRACING.store(true, Relaxed);
+    Ok(())
+}
+
+/// `MPIT_PROF_TRACE_BUFFER` (MiB; default 64): the most memory the trace's buffers hold.
+pub(crate) const TRACE_BUFFER: &str = "MPIT_PROF_TRACE_BUFFER";
+
+fn buffer_limit() -> u64 {
+    std::env::var(TRACE_BUFFER)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&m| m >= 1)
+        .map_or(64 << 20, |m| m << 20)
+}
+
+/// Ends the trace before `MPI_Finalize` (every rank that started one): the clock offset
+/// again, the archive finished. What was written, on rank 0.
+pub(crate) fn finish() -> Option<Result<Written, String>> {
+    TRACING.store(false, Relaxed);
+    let tracer = TRACER.try_with(|c| c.borrow_mut().take()).ok().flatten()?;
+    let mut sink = tracer.sink;
+    // SAFETY: a `static` of mpi-sys's C shim.
+    let world = unsafe { mpi_sys::RSMPI_COMM_WORLD };
+    let (mut rank, mut size) = (0, 1);
+    // SAFETY: MPI is initialised; locals.
+    unsafe {
+        mpi_sys::PMPI_Comm_rank(world, &mut rank);
+        mpi_sys::PMPI_Comm_size(world, &mut size);
+    }
+    let offset = clock_offset(world, rank, size);
+    sink.clock_offset(offset.0, offset.1, offset.2);
+    Some(sink.finish().map_err(|e| e.to_string()))
+}
+
+/// This rank's clock against rank 0's, by ping-pong (rank 0 with each other rank in turn,
+/// the round trip of 8 with the least delay kept): `(time, offset, half the round trip)`.
+/// Collective over `comm`.
+fn clock_offset(comm: MPI_Comm, rank: c_int, size: c_int) -> (u64, i64, f64) {
+    const TAG: c_int = 0x636c; // "cl"
+    const ROUNDS: usize = 8;
+    // SAFETY: a `const` of mpi-sys's C shim.
+    let u64t = unsafe { mpi_sys::RSMPI_UINT64_T };
+    let mut best = (now(), 0i64, f64::MAX);
+    let send = |v: &[u64; 2], to: c_int| {
+        // SAFETY: two u64 sent from `v`; valid communicator.
+        unsafe { mpi_sys::PMPI_Send(v.as_ptr().cast(), 2, u64t, to, TAG, comm) };
+    };
+    let recv = |from: c_int| -> [u64; 2] {
+        let mut v = [0u64; 2];
+        let mut st = MaybeUninit::<MPI_Status>::uninit();
+        // SAFETY: two u64 received into `v`; the status written by MPI and not read.
+        unsafe {
+            mpi_sys::PMPI_Recv(
+                v.as_mut_ptr().cast(),
+                2,
+                u64t,
+                from,
+                TAG,
+                comm,
+                st.as_mut_ptr(),
+            )
+        };
+        v
+    };
+    if rank == 0 {
+        for peer in 1..size {
+            for _ in 0..ROUNDS {
+                let t0 = now();
+                send(&[t0, 0], peer);
+                let _ = recv(peer);
+                let t1 = now();
+                // The peer keeps the round with the least delay.
+                send(&[t0, t1], peer);
+            }
+        }
+        return (now(), 0, 0.0);
+    }
+    for _ in 0..ROUNDS {
+        let _ = recv(0);
+        let mine = now();
+        send(&[mine, mine], 0);
+        let [t0, t1] = recv(0);
+        let rtt = t1.saturating_sub(t0) as f64;
+        if rtt < best.2 {
+            // Rank 0's clock read `(t0 + t1) / 2` when this rank's read `mine`.
+            let middle = t0 / 2 + t1 / 2;
+            best = (mine, mine as i64 - middle as i64, rtt / 2.0);
+        }
+    }
+    best
+}
