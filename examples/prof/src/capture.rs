@@ -30,12 +30,17 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use crate::abi as mpi_sys;
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
 
+use std::sync::Arc;
+
+use mpit_safe::Value;
+
 use crate::glue::{self, SUCCESS};
 use crate::trace::{
-    Collective, CollectiveOp, CommRef, LocationRef, Message, Otf2Sink, Paradigm, RegionRef,
-    RegionRole, Sink, Written,
+    Collective, CollectiveOp, CommRef, LocationRef, Message, MetricMember, MetricMode, MetricRef,
+    MetricValue, Otf2Sink, Paradigm, RegionRef, RegionRole, Sink, ValueType, Written,
 };
 use crate::wrappers::FUNCTIONS;
+use crate::{TraceEvents, TracedEvent, TracedKind};
 
 /// A tracer is installed (on the engine's thread).
 static TRACING: AtomicBool = AtomicBool::new(false);
@@ -66,6 +71,69 @@ struct Tracer {
     pending: HashMap<Key, Pending>,
     next_request: u64,
     comm_labels: u32,
+    /// The MPI_T event instances the engine keeps for the trace, and each source's clock.
+    events: Option<Arc<TraceEvents>>,
+    sources: Vec<SourceClock>,
+    /// Metric classes of the event types: `(type, what)` (0 data, 1 no data, 2 dropped).
+    classes: HashMap<(u32, u8), MetricRef>,
+    /// The time of the last record written (event times are kept at or after it).
+    last: u64,
+    /// Event times moved into `[last, now]` (a source clock off the trace's).
+    clamped: u64,
+}
+
+/// A source's timestamps on the trace's clock: one pair of readings at the start (the
+/// source's between two of ours, the narrowest of 8 brackets) and the source's rate.
+#[derive(Clone, Copy)]
+struct SourceClock {
+    ticks_per_second: u64,
+    ticks0: u64,
+    t0: u64,
+}
+
+impl SourceClock {
+    fn convert(&self, ticks: u64) -> Option<u64> {
+        if self.ticks_per_second == 0 {
+            return None;
+        }
+        let d = i128::from(ticks) - i128::from(self.ticks0);
+        let ns = d * 1_000_000_000 / i128::from(self.ticks_per_second);
+        u64::try_from(i128::from(self.t0) + ns).ok()
+    }
+}
+
+/// What OTF2 type a datatype's values take.
+fn value_type(v: Value) -> ValueType {
+    match v {
+        Value::Double(_) | Value::Float(_) => ValueType::Double,
+        Value::Int(_)
+        | Value::Short(_)
+        | Value::Long(_)
+        | Value::LongLong(_)
+        | Value::SignedChar(_)
+        | Value::Int8(_)
+        | Value::Int16(_)
+        | Value::Int32(_)
+        | Value::Int64(_)
+        | Value::Count(_)
+        | Value::Aint(_)
+        | Value::Offset(_) => ValueType::Int,
+        _ => ValueType::Uint,
+    }
+}
+
+/// A value as its metric member holds it (the type [`value_type`] gives).
+fn metric_value(v: Value) -> MetricValue {
+    match value_type(v) {
+        ValueType::Double => MetricValue::Double(v.to_f64_lossy().unwrap_or(f64::NAN)),
+        ValueType::Int => MetricValue::Int(v.as_i64().unwrap_or(i64::MIN)),
+        ValueType::Uint => MetricValue::Uint(match v {
+            Value::Char(b) | Value::Byte(b) | Value::UnsignedChar(b) => u64::from(b),
+            Value::CBool(b) => u64::from(b),
+            Value::WChar(c) => c as u64,
+            _ => v.as_u64().unwrap_or(u64::MAX),
+        }),
+    }
 }
 
 /// A request handle as a key (MPICH's are `int`s, Open MPI's and the ABI's pointers).
@@ -278,6 +346,113 @@ impl Tracer {
         Some(self.sink.comm(&name, &members))
     }
 
+    /// The event instances waiting in the engine's queue, as `Metric` records: each at its
+    /// MPI_T timestamp on the trace's clock (kept within `[last record, now]`), of the metric
+    /// class of its type: members `<type>[i]` (one `<type>` of value 1 for a type without
+    /// elements, or an instance whose data could not be read), `<type>.dropped` for the
+    /// counts MPI reports dropped.
+    fn drain(&mut self) {
+        let Some(q) = self.events.clone() else { return };
+        let now = now();
+        while let Some(e) = q.queue.pop() {
+            self.event(&q, e, now);
+        }
+    }
+
+    fn event(&mut self, q: &TraceEvents, e: TracedEvent, now: u64) {
+        let Some((name, elements)) = q.types.get(e.event as usize) else {
+            return;
+        };
+        let what = match e.kind {
+            TracedKind::Data { .. } if !elements.is_empty() => 0,
+            TracedKind::Data { .. } | TracedKind::Unreadable => 1,
+            TracedKind::Dropped(_) => 2,
+        };
+        let class = match self.classes.get(&(e.event, what)) {
+            Some(&c) => c,
+            None => {
+                let member = |name: String, description: String, v, mode| MetricMember {
+                    name,
+                    description,
+                    unit: "#".into(),
+                    value_type: v,
+                    mode,
+                };
+                let members: Vec<MetricMember> = match what {
+                    0 => elements
+                        .iter()
+                        .take(crate::TRACED_ELEMENTS)
+                        .enumerate()
+                        .map(|(i, d)| {
+                            let zero = Value::from_ne_bytes(*d, &[0u8; 32][..d.size()]);
+                            member(
+                                format!("{name}[{i}]"),
+                                format!("element {i} of the MPI_T event {name}"),
+                                zero.map_or(ValueType::Uint, value_type),
+                                MetricMode::AbsolutePoint,
+                            )
+                        })
+                        .collect(),
+                    1 => vec![member(
+                        name.clone(),
+                        format!("an instance of the MPI_T event {name}"),
+                        ValueType::Uint,
+                        MetricMode::AbsolutePoint,
+                    )],
+                    _ => vec![member(
+                        format!("{name}.dropped"),
+                        format!("instances of the MPI_T event {name} the MPI dropped"),
+                        ValueType::Uint,
+                        MetricMode::RelativeLast,
+                    )],
+                };
+                let class_name = if what == 2 {
+                    format!("{name}.dropped")
+                } else {
+                    name.clone()
+                };
+                let c = self.sink.metric(&class_name, &members);
+                self.classes.insert((e.event, what), c);
+                c
+            }
+        };
+        let at = e
+            .timestamp
+            .zip(e.source)
+            .and_then(|(ts, s)| self.sources.get(s as usize)?.convert(ts))
+            .unwrap_or(now);
+        let t = at.clamp(self.last, now.max(self.last));
+
+        if t != at {
+            self.clamped += 1;
+        }
+        let mut values = [MetricValue::Uint(1); crate::TRACED_ELEMENTS];
+        let n = match (what, e.kind) {
+            (0, TracedKind::Data { n, values: v }) => {
+                for (out, x) in values.iter_mut().zip(&v[..n as usize]) {
+                    *out = metric_value(*x);
+                }
+                (n as usize).min(elements.len())
+            }
+            (2, TracedKind::Dropped(count)) => {
+                values[0] = MetricValue::Uint(count);
+                1
+            }
+            _ => 1,
+        };
+        self.sink.metric_event(self.loc, t, class, &values[..n]);
+        self.last = t;
+    }
+
+    /// The time of a record of a call's end: after the events raised during the call (so
+    /// they come first), kept as the last record's time.
+    fn stamp(&mut self) -> u64 {
+        self.drain();
+        let t = now();
+        self.last = t;
+        t
+    }
+
     fn message(&mut self, peer: c_int, comm: MPI_Comm, tag: c_int, bytes: u64) -> Option<Message> {
         if peer < 0 || peer == proc_null() {
             return None;
@@ -359,23 +534,35 @@ pub(crate) fn traced<R>(function: usize, pmpi: impl FnMut() -> R) -> R {
     if !glue::open_here() {
         return glue::profiled(function, pmpi);
     }
-    let t0 = now();
-    with(|t| {
-        if let Some(r) = t.region(function) {
-            t.sink.enter(t.loc, t0, r);
-        }
-    });
+    enter(function);
     let r = glue::profiled(function, pmpi);
     leave(function);
     r
 }
 
-fn leave(function: usize) {
-    let t1 = now();
+/// `Enter` of `function`'s region, after the events raised since the last record; its time.
+fn enter(function: usize) -> u64 {
     with(|t| {
+        t.drain();
+        let t0 = now();
+        if let Some(r) = t.region(function) {
+            t.sink.enter(t.loc, t0, r);
+        }
+        t.last = t0;
+        t0
+    })
+    .unwrap_or_else(now)
+}
+
+/// `Leave` of `function`'s region, after the events raised during the call.
+fn leave(function: usize) {
+    with(|t| {
+        t.drain();
+        let t1 = now();
         if let Some(r) = t.region(function) {
             t.sink.leave(t.loc, t1, r);
         }
+        t.last = t1;
     });
 }
 
@@ -383,7 +570,9 @@ fn leave(function: usize) {
 const NOT_MADE: c_int = -1;
 
 /// A call with records of its own between its `Enter` and `Leave`: `after(tracer, rc, t0)`
-/// runs once the call returned.
+/// runs once the call returned; it writes the records of the call's start (at `t0`) first,
+/// then [`Tracer::drain`]s the events raised during the call, then the records of its end
+/// (at [`now`]).
 fn around(
     function: usize,
     pmpi: impl FnOnce() -> c_int,
@@ -395,12 +584,7 @@ fn around(
     if !glue::open_here() {
         return glue::profiled(function, call);
     }
-    let t0 = now();
-    with(|t| {
-        if let Some(r) = t.region(function) {
-            t.sink.enter(t.loc, t0, r);
-        }
-    });
+    let t0 = enter(function);
     let rc = glue::profiled(function, &mut call);
     with(|t| after(t, rc, t0));
     leave(function);
@@ -486,7 +670,8 @@ pub(crate) unsafe fn recv(
             // SAFETY: the receive succeeded and wrote `st`.
             let (from, tag, n) = unsafe { received(st) };
             if let Some(m) = tr.message(from, comm, tag, n) {
-                tr.sink.mpi_recv(tr.loc, now(), m);
+                let t = tr.stamp();
+                tr.sink.mpi_recv(tr.loc, t, m);
             }
         },
     )
@@ -548,7 +733,8 @@ pub(crate) unsafe fn sendrecv(
             // MPI_PROC_NULL as its source, which `message` leaves out).
             let (from, rtag, n) = unsafe { received(st) };
             if let Some(m) = tr.message(from, comm, rtag, n) {
-                tr.sink.mpi_recv(tr.loc, now(), m);
+                let t = tr.stamp();
+                tr.sink.mpi_recv(tr.loc, t, m);
             }
         },
     )
@@ -645,7 +831,9 @@ pub(crate) unsafe fn test(
                 && let Some(&k) = k.first()
             {
                 // SAFETY: the request completed: MPI wrote `st`.
-                unsafe { tr.completed(k, st, now()) };
+                let t = tr.stamp();
+                // SAFETY: as above.
+                unsafe { tr.completed(k, st, t) };
             }
         },
     )
@@ -690,7 +878,7 @@ pub(crate) unsafe fn testall(
             if !unsafe { done(rc, flag) } {
                 return;
             }
-            let t = now();
+            let t = tr.stamp();
             for (i, &k) in ks.iter().enumerate() {
                 // SAFETY: all completed: `count` statuses written at `st`.
                 unsafe { tr.completed(k, st.add(i), t) };
@@ -755,7 +943,9 @@ pub(crate) unsafe fn testany(
             let i = unsafe { *index };
             if let Some(&k) = usize::try_from(i).ok().and_then(|i| ks.get(i)) {
                 // SAFETY: the completed request's status is at `st`.
-                unsafe { tr.completed(k, st, now()) };
+                let t = tr.stamp();
+                // SAFETY: as above.
+                unsafe { tr.completed(k, st, t) };
             }
         },
     )
@@ -788,7 +978,7 @@ pub(crate) unsafe fn waitsome(
             }
             // SAFETY: the call succeeded and wrote `outcount` (MPI_UNDEFINED: none active).
             let n = unsafe { *outcount }.clamp(0, incount.max(0));
-            let t = now();
+            let t = tr.stamp();
             for j in 0..n as usize {
                 // SAFETY: `n` indices and statuses written.
                 let i = unsafe { *indices.add(j) };
@@ -844,9 +1034,10 @@ fn collective(
         }
         let (sent, received) = sizes(root == Some(rank), size.max(1) as u64);
         tr.sink.collective_begin(tr.loc, t0);
+        let t1 = tr.stamp();
         tr.sink.collective_end(
             tr.loc,
-            now(),
+            t1,
             Collective {
                 op,
                 comm: c,
@@ -992,7 +1183,12 @@ pub(crate) fn comm_freed(comm: MPI_Comm) {
 /// Starts the trace on the calling thread (the engine's) after `MPI_Init`: every rank of
 /// `MPI_COMM_WORLD` calls it (the archive is opened collectively in `dir`). `Err` says why
 /// there is no trace (the program runs on, profiled).
-pub(crate) fn start(dir: &Path, host: &str, events: &str) -> Result<(), String> {
+pub(crate) fn start(
+    dir: &Path,
+    host: &str,
+    about_events: &str,
+    events: Option<Arc<TraceEvents>>,
+) -> Result<(), String> {
     mpit_otf2::available().map_err(|e| e.to_string())?;
     // SAFETY: a `static` of mpi-sys's C shim.
     let world = unsafe { mpi_sys::RSMPI_COMM_WORLD };
@@ -1003,7 +1199,38 @@ pub(crate) fn start(dir: &Path, host: &str, events: &str) -> Result<(), String> 
     };
     let mut sink = Otf2Sink::create(dir, world, host, options).map_err(|e| e.to_string())?;
     sink.clock_resolution(1_000_000_000);
-    sink.property("MPIT_PROF::MPI_T_EVENTS", events);
+    sink.property("MPIT_PROF::MPI_T_EVENTS", about_events);
+    // Each source's clock against the trace's: a reading of both, and the source's rate.
+    let sources = match (&events, mpit_safe::Mpit::init()) {
+        (Some(_), Ok(m)) => m
+            .sources()
+            .map(|l| {
+                l.entries
+                    .iter()
+                    .map(|i| {
+                        // The source read between two readings of ours, 8 times: the
+                        // narrowest bracket's middle is the moment of its reading.
+                        let (mut ticks0, mut t0, mut width) = (0, now(), u64::MAX);
+                        for _ in 0..8 {
+                            let before = now();
+                            let ticks = m.source_timestamp(i.index).unwrap_or(0);
+                            let after = now();
+                            if after - before < width {
+                                (ticks0, t0, width) =
+                                    (ticks, before / 2 + after / 2, after - before);
+                            }
+                        }
+                        SourceClock {
+                            ticks_per_second: i.ticks_per_second,
+                            ticks0,
+                            t0,
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     let loc = sink.location("Master thread");
     let (mut rank, mut size) = (0, 1);
     // SAFETY: MPI is initialised; locals.
@@ -1021,6 +1248,11 @@ pub(crate) fn start(dir: &Path, host: &str, events: &str) -> Result<(), String> 
         pending: HashMap::new(),
         next_request: 0,
         comm_labels: 0,
+        events,
+        sources,
+        classes: HashMap::new(),
+        last: 0,
+        clamped: 0,
     };
     TRACER.with(|c| *c.borrow_mut() = Some(tracer));
     TRACING.store(true, Relaxed);
@@ -1042,7 +1274,16 @@ fn buffer_limit() -> u64 {
 /// again, the archive finished. What was written, on rank 0.
 pub(crate) fn finish() -> Option<Result<Written, String>> {
     TRACING.store(false, Relaxed);
-    let tracer = TRACER.try_with(|c| c.borrow_mut().take()).ok().flatten()?;
+    let mut tracer = TRACER.try_with(|c| c.borrow_mut().take()).ok().flatten()?;
+    tracer.drain();
+    if let Some(q) = &tracer.events {
+        // Instances the full queue could not take are records lost.
+        tracer.sink.add_lost(q.lost.load(Relaxed));
+    }
+    if tracer.clamped > 0 {
+        let n = tracer.clamped.to_string();
+        tracer.sink.property("MPIT_PROF::EVENT_TIMES_MOVED", &n);
+    }
     let mut sink = tracer.sink;
     // SAFETY: a `static` of mpi-sys's C shim.
     let world = unsafe { mpi_sys::RSMPI_COMM_WORLD };

@@ -54,7 +54,7 @@ pub mod write;
 pub use engine::{
     CallStart, Column, Config, Elements, FastCall, Filter, LONG_CALL_NS, Metric, Mode, NameFilter,
     NodeKind, NodeReport, Profiler, RegionGuard, Report, Skipped, TIME_FIRST, TIME_ONE_IN,
-    TimedCall,
+    TRACED_ELEMENTS, TimedCall, TraceEvents, TracedEvent, TracedKind,
 };
 
 mod serde_util;

@@ -355,7 +355,8 @@ fn start() {
             glue::predefined_comm(self_comm(), "MPI_COMM_SELF");
             let _ = glue::with_engine(|p| p.refresh());
             if settings.trace {
-                start_trace(rank, settings);
+                let events = glue::with_engine(|p| p.trace_events()).flatten();
+                start_trace(rank, settings, events);
             }
             progress(
                 rank,
@@ -377,13 +378,20 @@ fn start() {
     }
 }
 
+/// Event instances a trace's queue holds between two drains (each MPI call drains it).
+const TRACE_EVENTS: usize = 1 << 16;
+
 /// The output directory every rank agrees on: rank 0's (the settings', else a new name),
 /// broadcast, so that the trace's ranks write into one archive.
 static OUTPUT_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
 
 /// Starts the trace (`MPIT_PROF_TRACE`) on every rank: the output directory agreed, then the
 /// archive opened in `<output>/trace/`. A failure is said by rank 0; the run goes on profiled.
-fn start_trace(rank: usize, settings: &Settings) {
+fn start_trace(
+    rank: usize,
+    settings: &Settings,
+    events: Option<std::sync::Arc<crate::TraceEvents>>,
+) {
     let was = glue::set_busy(true);
     let mine = (rank == 0).then(|| {
         let dir = settings
@@ -397,7 +405,7 @@ fn start_trace(rank: usize, settings: &Settings) {
         None => Vec::new(),
     };
     let dir = std::path::PathBuf::from(String::from_utf8_lossy(&agreed).into_owned());
-    let events = match Mpit::init().and_then(|m| m.event_count()) {
+    let about = match Mpit::init().and_then(|m| m.event_count()) {
         Ok(0) => "none (the MPI registers no event type)".to_owned(),
         Ok(n) => format!("{n} event types"),
         Err(e) => format!("not supported ({e})"),
@@ -406,7 +414,7 @@ fn start_trace(rank: usize, settings: &Settings) {
         Err("the output directory did not reach this rank".to_owned())
     } else {
         let _ = OUTPUT_DIR.set(dir.clone());
-        crate::capture::start(&dir.join("trace"), &hostname(), &events)
+        crate::capture::start(&dir.join("trace"), &hostname(), &about, events)
     };
     glue::set_busy(was);
     match started {
@@ -460,7 +468,9 @@ fn create(settings: &Settings) -> mpit_safe::Result<Engine> {
             filter: settings.filter(),
             functions: FUNCTIONS.to_vec(),
             root: "main".into(),
-            events: settings.events,
+            // A trace records every event instance.
+            events: settings.events || settings.trace,
+            trace_events: if settings.trace { TRACE_EVENTS } else { 0 },
         },
     )
 }

@@ -447,6 +447,100 @@ fn traced_calls_carry_their_arguments() {
     }
 }
 
+/// `--trace` of `tests/c/unexpected.c` (2 ranks, rank 1 sends K messages before rank 0
+/// receives): where the MPI raises MPICH's receive-queue events (mpich-ev), exactly K
+/// `unexp_message_enqueued` metric events on rank 0, the i-th after rank 1's i-th `MpiSend`
+/// and before rank 0's i-th `MpiRecv` on the job's clock; K `MpiRecv` records with the right
+/// peer, tag and size everywhere; the archive's property says what the MPI has.
+#[test]
+fn traced_unexpected_messages_show_the_events() {
+    const K: usize = 7;
+    let exe = compile("unexpected").display().to_string();
+    let out = dir().join("trace-unexpected");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = run_mpi(
+        2,
+        &[
+            LAUNCHER,
+            "--trace",
+            "--output",
+            &out.display().to_string(),
+            "--",
+            &exe,
+            &K.to_string(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let anchor = out.join("trace/traces.otf2");
+    let script = r#"
+import sys, otf2
+with otf2.reader.open(sys.argv[1]) as trace:
+    for loc, ev in trace.events:
+        n, g = type(ev).__name__, loc.group.name
+        if n == "MpiSend" and g == "MPI Rank 1":
+            print("S", ev.time, ev.msg_tag)
+        elif n == "MpiRecv" and g == "MPI Rank 0":
+            print("R", ev.time, ev.sender, ev.msg_tag, ev.msg_length)
+        elif n == "Metric" and g == "MPI Rank 0":
+            print("E", ev.time, ev.metric.members[0].name)
+"#;
+    let py = Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .arg(&anchor)
+        .output()
+        .expect("/usr/bin/python3 runs");
+    let text = String::from_utf8_lossy(&py.stdout);
+    assert!(
+        py.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    let times = |kind: &str, rest: &dyn Fn(&[&str]) -> bool| -> Vec<u64> {
+        text.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|w| w.first() == Some(&kind) && rest(&w[2..]))
+            .map(|w| w[1].parse().unwrap())
+            .collect()
+    };
+    let sends = times("S", &|_| true);
+    let recvs = times("R", &|_| true);
+    let recv_lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("R "))
+        .map(|l| l.split_whitespace().skip(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    let want: Vec<String> = (0..K).map(|i| format!("1 {i} 64")).collect();
+    assert_eq!(recv_lines, want, "{text}");
+    assert_eq!(sends.len(), K, "{text}");
+    let info = Command::new("otf2-print")
+        .arg("-I")
+        .arg(&anchor)
+        .output()
+        .unwrap();
+    let info = String::from_utf8_lossy(&info.stdout);
+    let enqueued = times("E", &|w| w[0] == "unexp_message_enqueued[0]");
+    if !mpit_test_support::mpi::library_configured_with_events() {
+        assert!(enqueued.is_empty(), "{text}");
+        assert!(
+            info.contains("none (the MPI registers no event type)")
+                || info.contains("not supported"),
+            "{info}"
+        );
+        println!("{}: no MPI_T events to trace", mpit_safe::implementation());
+        return;
+    }
+    assert!(info.contains("2 event types"), "{info}");
+    assert_eq!(enqueued.len(), K, "{text}");
+    for i in 0..K {
+        assert!(sends[i] < enqueued[i], "event {i} before its send:\n{text}");
+        assert!(
+            enqueued[i] < recvs[i],
+            "event {i} after its receive:\n{text}"
+        );
+    }
+}
+
 /// The per-peer monitoring matrices (Open MPI 5 with `pml_monitoring_enable=2`) equal the
 /// pattern exactly; where the implementation has no such pvars (MPICH, Intel) or they are
 /// holes (Open MPI 4.1), there is no matrix of them.

@@ -105,6 +105,10 @@ pub struct Config {
     /// Register for every event type and count its instances per region (MPI-4 events; no
     /// effect where the MPI lacks the event API).
     pub events: bool,
+    /// With [`Config::events`]: keep up to this many event instances (with their source,
+    /// timestamp and data) and dropped-event reports for a trace to drain
+    /// ([`Profiler::trace_events`](crate::Profiler::trace_events)); 0: none.
+    pub trace_events: usize,
 }
 
 impl Default for Config {
@@ -115,6 +119,7 @@ impl Default for Config {
             functions: Vec::new(),
             root: "main".into(),
             events: false,
+            trace_events: 0,
         }
     }
 }

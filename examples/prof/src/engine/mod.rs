@@ -76,6 +76,7 @@ pub use self::report::{Column, Elements, Metric, NodeKind, NodeReport, Report, S
 use self::calls::{FnStat, Hot, TIMING_DEPTH};
 use self::clock::Clock;
 use self::events::{EventCounts, Registrations};
+pub use self::events::{TRACED_ELEMENTS, TraceEvents, TracedEvent, TracedKind};
 use self::handles::Bound;
 use self::probe::{AnyProbe, Kind, Scratch, Slot, WordProbe};
 use self::regions::{Frame, NO_BASE, Node};
@@ -194,6 +195,8 @@ pub struct Profiler<'s, L: Level = Single> {
     functions: Vec<&'static str>,
     clock: Clock,
     events: Option<Arc<EventCounts>>,
+    /// The event instances kept for a trace ([`Config::trace_events`]).
+    trace_events: Option<Arc<TraceEvents>>,
     event_types: Vec<String>,
     registrations: RefCell<Registrations<'s, L>>,
     /// Entry points that found the state in use (re-entrance from a callback): skipped.
@@ -291,13 +294,14 @@ impl<'s, L: Level> Profiler<'s, L> {
             clock,
             state: RefCell::new(state),
             events: None,
+            trace_events: None,
             event_types: Vec::new(),
             registrations: Default::default(),
             reentered: AtomicU64::new(0),
         };
         p.refresh()?;
         if config.events {
-            p.register_events()?;
+            p.register_events(config.trace_events)?;
         }
         Ok(p)
     }
@@ -305,6 +309,12 @@ impl<'s, L: Level> Profiler<'s, L> {
     /// The sampling mode.
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// The event instances kept for a trace, where [`Config::trace_events`] asked for them
+    /// and the MPI has event types.
+    pub fn trace_events(&self) -> Option<Arc<TraceEvents>> {
+        self.trace_events.clone()
     }
 
     /// The function names calls are reported against.

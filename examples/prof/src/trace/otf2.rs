@@ -273,6 +273,11 @@ impl Otf2Sink {
         }
     }
 
+    /// Counts `n` records lost before they reached the sink (a full queue upstream).
+    pub fn add_lost(&mut self, n: u64) {
+        self.lost += n;
+    }
+
     /// The first record this sink could not write, if any.
     pub fn first_error(&self) -> Option<&mpit_otf2::Error> {
         self.first_error.as_ref()
