@@ -16,4 +16,6 @@ mod layout;
 mod memory;
 mod os_hostile;
 mod os_openmpi;
+#[cfg(all(feature = "pmix", target_os = "linux"))]
+mod pmix_abi;
 mod proctable;
