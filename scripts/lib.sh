@@ -17,6 +17,8 @@ APT_PACKAGES=(libmpich-dev mpich libopenmpi-dev openmpi-bin libclang-dev pkg-con
 # OTF2 3.0 for mpit-otf2 (the library and headers) and its real readers for the trace tests:
 # `otf2-print` and the Python reader (Debian's module, seen by /usr/bin/python3).
 APT_PACKAGES+=(libopen-trace-format2-dev otf2-tools python3-otf2)
+# The PMIx headers mpir-types' `pmix` ABI is checked against (mpir-types/tests/pmix_abi.rs).
+APT_PACKAGES+=(libpmix-dev)
 # Real programs nobody here wrote, run under mpit-prof (examples/prof/tests/real_programs.rs and
 # the prof bench): NetPIPE's NPopenmpi, hpcc and mpi4py (for /usr/bin/python3) are linked with
 # Debian's Open MPI, NPmpich2 with Debian's MPICH.

@@ -25,9 +25,10 @@
 //! | [`string`] | §2.8.2 | [`TargetString`]: lossless, shared bytes |
 //! | `os` (Linux) | §2.5, §2.7 | `SymbolTable`, `ProcessMemory`, `attach`, `launch`, `trace_to_exit` |
 //! | `starter` (feature `starter`, Unix) | §2.2.2, §2.6.1, §2.8 | the starter side: the MPIR symbols defined with their C names and types, `Starter` (publish the table, raise events, abort, tool daemons) |
+//! | `pmix` (feature `pmix`) | PMIx Standard v4.2 | the PMIx ABI a tool needs (`pmix::abi`, checked against `pmix.h`), and bounded decoders of the proc table and namespace queries' answers into [`ProcDesc`] |
 //!
-//! Everything but the `os` and `starter` modules is re-exported at the
-//! crate root.
+//! Everything but the `os`, `starter` and `pmix` modules is re-exported at
+//! the crate root.
 //!
 //! # Example
 //!
@@ -96,6 +97,8 @@ pub mod memory;
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 pub mod os;
+#[cfg(feature = "pmix")]
+pub mod pmix;
 pub mod proctable;
 #[cfg(all(feature = "starter", unix))]
 pub mod starter;

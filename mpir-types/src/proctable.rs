@@ -20,7 +20,7 @@ use crate::state::DebugState;
 use crate::string::TargetString;
 
 /// The largest table read in one [`MemoryReader::read`] call.
-const TABLE_CHUNK: usize = 64 * 1024;
+pub(crate) const TABLE_CHUNK: usize = 64 * 1024;
 /// Strings are never read across a boundary of this alignment in one call,
 /// so a string that ends just before an unmapped page is still readable.
 const PAGE: u64 = 4096;
@@ -185,6 +185,56 @@ pub enum DecodeError {
     },
 }
 
+/// Why a bounded read of target memory failed, before the decoder says what was being read
+/// (MPIR's [`Location`], or the PMIx decoders' own).
+#[derive(Debug)]
+pub(crate) enum Fault {
+    /// The reader failed.
+    Read(ReadError),
+    /// The bytes run past the end of the address space.
+    AddressOverflow {
+        /// First address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+    },
+    /// No NUL within `max_len + 1` bytes.
+    Unterminated {
+        /// The string's address.
+        addr: u64,
+        /// The longest string accepted.
+        max_len: usize,
+    },
+}
+
+impl Fault {
+    /// The MPIR decoders' error for this fault while reading `at`.
+    fn at(self, at: Location) -> DecodeError {
+        match self {
+            Fault::Read(source) => DecodeError::Read { at, source },
+            Fault::AddressOverflow { addr, len } => DecodeError::AddressOverflow { addr, len },
+            Fault::Unterminated { addr, max_len } => {
+                DecodeError::Unterminated { at, addr, max_len }
+            }
+        }
+    }
+}
+
+/// Reads `buf.len()` bytes at `addr` after checking they lie inside an address space whose
+/// highest address is `max`.
+pub(crate) fn read_in_space<R: MemoryReader + ?Sized>(
+    reader: &R,
+    max: u64,
+    addr: u64,
+    buf: &mut [u8],
+) -> Result<(), Fault> {
+    let len = buf.len() as u64;
+    if addr > max || (len > 0 && len - 1 > max - addr) {
+        return Err(Fault::AddressOverflow { addr, len });
+    }
+    reader.read(addr, buf).map_err(Fault::Read)
+}
+
 /// Reads `buf.len()` bytes at `addr` after checking they lie inside the
 /// target's address space.
 fn read_checked<R: MemoryReader + ?Sized>(
@@ -194,25 +244,19 @@ fn read_checked<R: MemoryReader + ?Sized>(
     buf: &mut [u8],
     at: Location,
 ) -> Result<(), DecodeError> {
-    let len = buf.len() as u64;
-    let max = target.max_address();
-    if addr > max || (len > 0 && len - 1 > max - addr) {
-        return Err(DecodeError::AddressOverflow { addr, len });
-    }
-    reader
-        .read(addr, buf)
-        .map_err(|source| DecodeError::Read { at, source })
+    read_in_space(reader, target.max_address(), addr, buf).map_err(|f| f.at(at))
 }
 
-/// Reads the NUL-terminated string at `addr` (not NULL), at most `max_len`
-/// bytes before the NUL.
-fn read_string_at<R: MemoryReader + ?Sized>(
+/// Reads the NUL-terminated string at `addr` (not NULL), at most `max_len` bytes before the
+/// NUL, in an address space whose highest address is `max`: in page-bounded chunks (the
+/// first [`FIRST_STRING_CHUNK`] bytes, then doubling up to a page), a failed chunk retried
+/// with halves down to single bytes.
+pub(crate) fn read_string_in_space<R: MemoryReader + ?Sized>(
     reader: &R,
-    target: &TargetLayout,
+    max: u64,
     addr: u64,
     max_len: usize,
-    at: Location,
-) -> Result<Vec<u8>, DecodeError> {
+) -> Result<Vec<u8>, Fault> {
     let budget = max_len.saturating_add(1);
     let mut out = Vec::new();
     let mut chunk = [0u8; PAGE as usize];
@@ -223,12 +267,12 @@ fn read_string_at<R: MemoryReader + ?Sized>(
         let allowed = budget - out.len();
         let to_page = (PAGE - cur % PAGE) as usize;
         let n = want.min(to_page).min(allowed);
-        match read_checked(reader, target, cur, &mut chunk[..n], at) {
+        match read_in_space(reader, max, cur, &mut chunk[..n]) {
             Ok(()) => {}
             // A reader whose mappings are finer than pages (a core file, a
             // `MemoryImage`) may fail a read that runs past the string's
             // end: retry with halves, down to single bytes.
-            Err(DecodeError::Read { .. }) if n > 1 => {
+            Err(Fault::Read(_)) if n > 1 => {
                 want = n / 2;
                 shrunk = true;
                 continue;
@@ -241,18 +285,64 @@ fn read_string_at<R: MemoryReader + ?Sized>(
         }
         out.extend_from_slice(&chunk[..n]);
         if out.len() >= budget {
-            return Err(DecodeError::Unterminated { at, addr, max_len });
+            return Err(Fault::Unterminated { addr, max_len });
         }
         // `n` bytes were readable, so `cur + n` is at most max_address + 1.
-        cur = cur
-            .checked_add(n as u64)
-            .ok_or(DecodeError::AddressOverflow {
-                addr,
-                len: out.len() as u64 + 1,
-            })?;
+        cur = cur.checked_add(n as u64).ok_or(Fault::AddressOverflow {
+            addr,
+            len: out.len() as u64 + 1,
+        })?;
         if !shrunk {
             want = (want * 2).min(PAGE as usize);
         }
+    }
+}
+
+/// Reads the NUL-terminated string at `addr` (not NULL), at most `max_len`
+/// bytes before the NUL.
+fn read_string_at<R: MemoryReader + ?Sized>(
+    reader: &R,
+    target: &TargetLayout,
+    addr: u64,
+    max_len: usize,
+    at: Location,
+) -> Result<Vec<u8>, DecodeError> {
+    read_string_in_space(reader, target.max_address(), addr, max_len).map_err(|f| f.at(at))
+}
+
+/// The strings of one table: each read once per distinct address (MPIR document §2.8.2:
+/// "Sharing the strings enhances the tool's scalability by allowing it to cache data from the
+/// starter process and avoid reading redundant character strings"), their bytes with NULs
+/// counted against [`Limits::max_total_string_bytes`].
+#[derive(Default)]
+pub(crate) struct StringCache {
+    strings: HashMap<u64, TargetString>,
+    bytes: usize,
+}
+
+impl StringCache {
+    /// The string at `ptr` (not NULL) in an address space whose highest address is `max`:
+    /// the one read before at `ptr`, else read now with at most [`Limits::max_string_len`]
+    /// bytes; `Err(None)` when it takes the table's strings past
+    /// [`Limits::max_total_string_bytes`].
+    pub(crate) fn read<R: MemoryReader + ?Sized>(
+        &mut self,
+        reader: &R,
+        max: u64,
+        ptr: u64,
+        limits: &Limits,
+    ) -> Result<TargetString, Option<Fault>> {
+        if let Some(s) = self.strings.get(&ptr) {
+            return Ok(s.clone());
+        }
+        let bytes = read_string_in_space(reader, max, ptr, limits.max_string_len).map_err(Some)?;
+        self.bytes = self.bytes.saturating_add(bytes.len() + 1);
+        if self.bytes > limits.max_total_string_bytes {
+            return Err(None);
+        }
+        let s = TargetString::from(bytes);
+        self.strings.insert(ptr, s.clone());
+        Ok(s)
     }
 }
 
@@ -316,8 +406,7 @@ pub fn decode_proctable<R: MemoryReader + ?Sized>(
     let per_chunk = (TABLE_CHUNK / stride).max(1);
     let mut buf = vec![0u8; per_chunk.min(n) * stride];
     let mut out = Vec::with_capacity(per_chunk.min(n));
-    let mut cache: HashMap<u64, TargetString> = HashMap::new();
-    let mut string_bytes = 0usize;
+    let mut strings = StringCache::default();
     let mut first = 0;
     while first < n {
         let count = per_chunk.min(n - first);
@@ -345,19 +434,14 @@ pub fn decode_proctable<R: MemoryReader + ?Sized>(
                 if ptr == 0 {
                     return Err(DecodeError::NullPointer { at });
                 }
-                if let Some(s) = cache.get(&ptr) {
-                    return Ok(s.clone());
-                }
-                let bytes = read_string_at(reader, target, ptr, limits.max_string_len, at)?;
-                string_bytes = string_bytes.saturating_add(bytes.len() + 1);
-                if string_bytes > limits.max_total_string_bytes {
-                    return Err(DecodeError::StringBudget {
-                        max: limits.max_total_string_bytes,
-                    });
-                }
-                let s = TargetString::from(bytes);
-                cache.insert(ptr, s.clone());
-                Ok(s)
+                strings
+                    .read(reader, target.max_address(), ptr, limits)
+                    .map_err(|e| match e {
+                        Some(fault) => fault.at(at),
+                        None => DecodeError::StringBudget {
+                            max: limits.max_total_string_bytes,
+                        },
+                    })
             };
             let host_name = name(raw.host_name, Field::HostName)?;
             let executable_name = name(raw.executable_name, Field::ExecutableName)?;

@@ -16,4 +16,8 @@ mod layout;
 mod memory;
 mod os_hostile;
 mod os_openmpi;
+#[cfg(feature = "pmix")]
+mod pmix;
+#[cfg(all(feature = "pmix", target_os = "linux"))]
+mod pmix_abi;
 mod proctable;

@@ -2,6 +2,9 @@
 //! process (the tool-daemon codecs, the process table, the scalar and string readers), fed
 //! the fuzzer's bytes and read through a [`MemoryReader`] that may fail, cut or lie.
 //!
+//! With the `pmix` feature (on by default here; mpir-types' own when its tests compile this
+//! file), `pmix_proc_table` feeds the PMIx decoders a query answer built from the bytes.
+//!
 //! Shared by the fuzz targets (`fuzz_targets/*.rs`, one call each) and by
 //! `mpir-types/tests/fuzz_corpus.rs`, which includes this file as a module and replays every
 //! committed input (`corpus/<target>/`, `regressions/<target>/`) through the same checks.
@@ -29,6 +32,8 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("executable_path", executable_path),
     ("proctable", proctable),
     ("target_reads", target_reads),
+    #[cfg(feature = "pmix")]
+    ("pmix_proc_table", pmix_proc_table),
 ];
 
 /// The fuzzer's bytes read front to back; past the end every read is 0 (so every input is a
@@ -403,6 +408,16 @@ fn procdesc_layout(input: &mut Input<'_>, target: TargetLayout) -> ProcDescLayou
     }
 }
 
+/// Limits of fewer than `entries` entries and `string_len` bytes a string, and up to 256 KiB
+/// of strings.
+fn small_limits(input: &mut Input<'_>, entries: u8, string_len: u16) -> Limits {
+    Limits {
+        max_entries: usize::from(input.u8() % entries),
+        max_string_len: usize::from(input.u16() % string_len),
+        max_total_string_bytes: usize::from(input.u16()) * 4,
+    }
+}
+
 /// A memory of a few regions of the fuzzer's bytes at fuzzer-chosen addresses; their starts.
 fn regions(input: &mut Input<'_>, image: &mut MemoryImage, max: u64) -> Vec<u64> {
     let mut starts = Vec::new();
@@ -635,11 +650,7 @@ pub fn proctable(data: &[u8]) {
     let target = target_layout(&mut input);
     let layout = procdesc_layout(&mut input, target);
     let max = target.max_address();
-    let limits = Limits {
-        max_entries: usize::from(input.u8() % 128),
-        max_string_len: usize::from(input.u16() % 5000),
-        max_total_string_bytes: usize::from(input.u16()) * 4,
-    };
+    let limits = small_limits(&mut input, 128, 5000);
     let mut image = MemoryImage::new();
     let starts = regions(&mut input, &mut image, max);
     let table = match input.u8() % 8 {
@@ -817,5 +828,336 @@ pub fn target_reads(data: &[u8]) {
                 }
             }
         }
+    }
+}
+
+// ---- PMIx query answers (mpir_types::pmix) ---------------------------------------------------
+
+/// `bytes` written at `at` of `buf`.
+#[cfg(feature = "pmix")]
+fn put(buf: &mut [u8], at: usize, bytes: &[u8]) {
+    buf[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+/// A pointer or `size_t` of this process.
+#[cfg(feature = "pmix")]
+fn word(v: u64) -> [u8; size_of::<usize>()] {
+    (v as usize).to_ne_bytes()
+}
+
+/// A proc table answer (PMIx Standard v4.2, PMIX_QUERY_PROC_TABLE: a `pmix_value_t` of type
+/// PMIX_DATA_ARRAY pointing to a `pmix_data_array_t` of PMIX_PROC_INFO elements), a
+/// namespace list (PMIX_QUERY_NAMESPACES, a PMIX_STRING) and a results array holding both,
+/// built from the fuzzer's bytes in a memory of the fuzzer's regions, every field possibly
+/// wrong (types, counts, NULL or stray pointers, namespaces without NUL, any ranks), small
+/// limits, read through an honest or a hostile reader. The decoders keep the reader's
+/// contract and read no more than the value, the array header, the elements and two strings
+/// per element; what they give is within the limits; with an honest reader every decoded
+/// element is the bytes at its place (strings read plainly, one byte at a time), and the
+/// MPIR table is the elements ordered by rank, or a rank or namespace error exactly when
+/// the ranks do not number the elements of one namespace.
+#[cfg(feature = "pmix")]
+pub fn pmix_proc_table(data: &[u8]) {
+    use std::mem::offset_of;
+
+    use mpir_types::pmix::*;
+
+    let max = u64::MAX;
+    let mut input = Input { data };
+    let limits = small_limits(&mut input, 64, 3000);
+    let mut image = MemoryImage::new();
+    let starts = regions(&mut input, &mut image, max);
+
+    // The elements.
+    let stride = size_of::<pmix_proc_info_t>();
+    let elements_at = address(&mut input, max);
+    let n = usize::from(input.u8() % 24);
+    let mut elements = vec![0u8; n * stride];
+    for i in 0..n {
+        let at = i * stride;
+        let ns_at = at + offset_of!(pmix_proc_info_t, proc.nspace);
+        match input.u8() % 5 {
+            0 => put(&mut elements, ns_at, b"tool@0\0"),
+            1 => put(&mut elements, ns_at, b"job@2\0"),
+            2 => put(&mut elements, ns_at, input.bytes(PMIX_MAX_NSLEN + 1)),
+            _ => put(&mut elements, ns_at, b"job@1\0"),
+        }
+        let rank = match input.u8() % 6 {
+            0 => u32::from(input.u16()),
+            1 => PMIX_RANK_WILDCARD,
+            2 => (n - 1 - i) as u32,
+            _ => i as u32,
+        };
+        put(
+            &mut elements,
+            at + offset_of!(pmix_proc_info_t, proc.rank),
+            &rank.to_ne_bytes(),
+        );
+        let host = pointer(&mut input, &starts, max);
+        let exe = pointer(&mut input, &starts, max);
+        put(
+            &mut elements,
+            at + offset_of!(pmix_proc_info_t, hostname),
+            &word(host),
+        );
+        put(
+            &mut elements,
+            at + offset_of!(pmix_proc_info_t, executable_name),
+            &word(exe),
+        );
+        let pid = i32::from(input.u16() as i16) << 8;
+        put(
+            &mut elements,
+            at + offset_of!(pmix_proc_info_t, pid),
+            &pid.to_ne_bytes(),
+        );
+        elements[at + offset_of!(pmix_proc_info_t, state)] = input.u8();
+    }
+    if n > 0 {
+        let _ = image.map(elements_at, elements);
+    }
+
+    // The array header and the values.
+    let mut darray = vec![0u8; size_of::<pmix_data_array_t>()];
+    let ty = match input.u8() % 8 {
+        0 => input.u16(),
+        _ => PMIX_PROC_INFO,
+    };
+    let size = match input.u8() % 6 {
+        0 => input.u64(),
+        1 => n as u64 + 1,
+        _ => n as u64,
+    };
+    let array = match input.u8() % 8 {
+        0 => 0,
+        1 => address(&mut input, max),
+        _ => elements_at,
+    };
+    put(
+        &mut darray,
+        offset_of!(pmix_data_array_t, type_),
+        &ty.to_ne_bytes(),
+    );
+    put(
+        &mut darray,
+        offset_of!(pmix_data_array_t, size),
+        &word(size),
+    );
+    put(
+        &mut darray,
+        offset_of!(pmix_data_array_t, array),
+        &word(array),
+    );
+    let darray_at = address(&mut input, max);
+    let _ = image.map(darray_at, darray);
+    let value = |ty: u16, data: u64| {
+        let mut v = vec![0u8; size_of::<pmix_value_t>()];
+        put(&mut v, offset_of!(pmix_value_t, type_), &ty.to_ne_bytes());
+        put(&mut v, offset_of!(pmix_value_t, data), &word(data));
+        v
+    };
+    let table = match input.u8() % 8 {
+        0 => value(input.u16(), darray_at),
+        1 => value(PMIX_DATA_ARRAY, 0),
+        _ => value(PMIX_DATA_ARRAY, darray_at),
+    };
+    let names = match input.u8() % 4 {
+        0 => value(PMIX_STRING, 0),
+        1 => value(PMIX_DATA_ARRAY, darray_at),
+        _ => value(PMIX_STRING, pointer(&mut input, &starts, max)),
+    };
+    // The results: [namespaces, proc table], keys possibly garbage.
+    let info = size_of::<pmix_info_t>();
+    let mut results = vec![0u8; 2 * info];
+    for (i, (key, v)) in [
+        (PMIX_QUERY_NAMESPACES, &names),
+        (PMIX_QUERY_PROC_TABLE, &table),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let key = match input.u8() % 8 {
+            0 => input.bytes(PMIX_MAX_KEYLEN + 1),
+            _ => key.to_bytes_with_nul(),
+        };
+        put(&mut results, i * info + offset_of!(pmix_info_t, key), key);
+        put(&mut results, i * info + offset_of!(pmix_info_t, value), v);
+    }
+    let results_at = address(&mut input, max);
+    let results_mapped = image.map(results_at, results).is_ok();
+    let skip: Option<&[u8]> = match input.u8() % 3 {
+        0 => None,
+        1 => Some(b"tool@0"),
+        _ => Some(b"job@1"),
+    };
+
+    let mem = reader(&mut input, image, max);
+    let honest = mem.faults.is_none();
+    let found = |key| find_info_value(&mem, results_at, 2, key, &limits);
+    let (table_at, names_at) = match (found(PMIX_QUERY_PROC_TABLE), found(PMIX_QUERY_NAMESPACES)) {
+        (Ok(Some(t)), Ok(Some(n))) => (t, n),
+        (t, n) => {
+            if honest && results_mapped {
+                // Found unless a key was garbage.
+                assert!(
+                    t.is_err()
+                        || n.is_err()
+                        || t.as_ref().unwrap().is_none()
+                        || n.as_ref().unwrap().is_none()
+                );
+            }
+            let value = offset_of!(pmix_info_t, value) as u64;
+            (
+                results_at.wrapping_add(info as u64 + value),
+                results_at.wrapping_add(value),
+            )
+        }
+    };
+
+    // The proc table, every element, through the reader.
+    let before = mem.delivered.get();
+    mem.page_rule.set(PageRule::Off);
+    let infos = decode_proc_infos(&mem, table_at, &limits);
+    let bound = (size_of::<pmix_value_t>() + size_of::<pmix_data_array_t>()) as u64
+        + limits.max_entries as u64 * (stride as u64 + 2 * (limits.max_string_len as u64 + 1));
+    assert!(
+        mem.delivered.get() - before <= bound,
+        "{} bytes read",
+        mem.delivered.get() - before
+    );
+    if let Ok(infos) = &infos {
+        assert!(infos.len() <= limits.max_entries);
+        for i in infos {
+            assert!(i.nspace.len() <= PMIX_MAX_NSLEN && !i.nspace.as_bytes().contains(&0));
+            for s in [&i.host_name, &i.executable_name] {
+                assert!(s.len() <= limits.max_string_len && !s.as_bytes().contains(&0));
+            }
+        }
+        if honest {
+            check_proc_infos(&mem.image, table_at, infos, &limits);
+        }
+    }
+    let procs = decode_proc_table(&mem, table_at, skip, &limits);
+    if let Ok(procs) = &procs {
+        assert!(procs.len() <= limits.max_entries);
+    }
+    if honest {
+        check_proc_table(infos.as_ref().ok(), &procs, skip);
+    }
+
+    // The namespace list.
+    let list = decode_namespaces(&mem, names_at, skip, &limits);
+    if let Ok(list) = &list {
+        assert!(list.len() <= limits.max_entries);
+        for name in list {
+            assert!(!name.is_empty() && name.len() <= PMIX_MAX_NSLEN);
+            assert!(Some(name.as_bytes()) != skip);
+            assert!(!name.as_bytes().contains(&b','));
+        }
+    }
+}
+
+/// With an honest reader: each decoded element is the bytes at its place in `image`.
+#[cfg(feature = "pmix")]
+fn check_proc_infos(
+    image: &MemoryImage,
+    value: u64,
+    infos: &[mpir_types::pmix::ProcInfo],
+    limits: &Limits,
+) {
+    use std::mem::offset_of;
+
+    use mpir_types::pmix::*;
+
+    let read_word = |addr: u64| {
+        let mut b = [0u8; size_of::<usize>()];
+        image.read(addr, &mut b).expect("read by the decoder");
+        usize::from_ne_bytes(b) as u64
+    };
+    let darray = read_word(value + offset_of!(pmix_value_t, data) as u64);
+    let array = read_word(darray + offset_of!(pmix_data_array_t, array) as u64);
+    let stride = size_of::<pmix_proc_info_t>() as u64;
+    assert!(infos.is_empty() || array != 0);
+    for (i, info) in infos.iter().enumerate() {
+        let at = array + i as u64 * stride;
+        let mut b = vec![0u8; stride as usize];
+        image.read(at, &mut b).expect("read by the decoder");
+        let ns = &b[offset_of!(pmix_proc_info_t, proc.nspace)..][..PMIX_MAX_NSLEN + 1];
+        let nul = ns
+            .iter()
+            .position(|&c| c == 0)
+            .expect("a terminated namespace");
+        assert_eq!(info.nspace.as_bytes(), &ns[..nul]);
+        let rank = offset_of!(pmix_proc_info_t, proc.rank);
+        assert_eq!(
+            info.rank,
+            u32::from_ne_bytes(b[rank..rank + 4].try_into().unwrap())
+        );
+        let pid = offset_of!(pmix_proc_info_t, pid);
+        assert_eq!(
+            info.pid,
+            i64::from(i32::from_ne_bytes(b[pid..pid + 4].try_into().unwrap()))
+        );
+        assert_eq!(info.state, b[offset_of!(pmix_proc_info_t, state)]);
+        for (field, s) in [
+            (offset_of!(pmix_proc_info_t, hostname), &info.host_name),
+            (
+                offset_of!(pmix_proc_info_t, executable_name),
+                &info.executable_name,
+            ),
+        ] {
+            let ptr = read_word(at + field as u64);
+            let plain = reference_string(
+                image,
+                u64::MAX,
+                ptr,
+                limits.max_string_len,
+                Location::String,
+            );
+            assert_eq!(plain.as_deref(), Ok(s.as_bytes()), "element {i}");
+        }
+    }
+}
+
+/// With an honest reader: the MPIR table is the elements not skipped, by rank, exactly when
+/// their ranks number them and they share one namespace; else a rank or namespace error.
+#[cfg(feature = "pmix")]
+fn check_proc_table(
+    infos: Option<&Vec<mpir_types::pmix::ProcInfo>>,
+    procs: &Result<Vec<ProcDesc>, mpir_types::pmix::PmixDecodeError>,
+    skip: Option<&[u8]>,
+) {
+    use mpir_types::pmix::PmixDecodeError;
+
+    let Some(infos) = infos else {
+        // The elements do not decode; the table may still when the skipped ones hold the
+        // error, but never with more processes than there are elements.
+        return;
+    };
+    let kept: Vec<_> = infos
+        .iter()
+        .filter(|i| Some(i.nspace.as_bytes()) != skip)
+        .collect();
+    let one_nspace = kept.windows(2).all(|w| w[0].nspace == w[1].nspace);
+    let mut ranks: Vec<u32> = kept.iter().map(|i| i.rank).collect();
+    ranks.sort_unstable();
+    let numbered = ranks
+        .iter()
+        .enumerate()
+        .all(|(r, &rank)| r as u64 == u64::from(rank));
+    match procs {
+        Ok(procs) => {
+            assert!(one_nspace && numbered);
+            assert_eq!(procs.len(), kept.len());
+            for info in kept {
+                assert_eq!(procs[info.rank as usize], info.to_proc_desc());
+            }
+        }
+        Err(
+            PmixDecodeError::RankOutOfRange { .. }
+            | PmixDecodeError::DuplicateRank { .. }
+            | PmixDecodeError::MixedNamespaces { .. },
+        ) => assert!(!(one_nspace && numbered)),
+        Err(e) => panic!("the elements decode, the table fails: {e}"),
     }
 }
