@@ -35,6 +35,7 @@ use std::sync::Arc;
 use mpit_safe::Value;
 
 use crate::glue::{self, SUCCESS};
+use crate::trace::Occurrence;
 use crate::trace::{
     Collective, CollectiveOp, CommRef, LocationRef, Message, MetricMember, MetricMode, MetricRef,
     MetricValue, Otf2Sink, Paradigm, RegionRef, RegionRole, Sink, ValueType, Written,
@@ -80,6 +81,10 @@ struct Tracer {
     last: u64,
     /// Event times moved into `[last, now]` (a source clock off the trace's).
     clamped: u64,
+    /// Call mode: the variables are read at every call too (else at region boundaries).
+    call_mode: bool,
+    /// The variables' metric class: their names, in the order read, and its reference.
+    pvar_class: Option<(Vec<String>, MetricRef)>,
 }
 
 /// A source's timestamps on the trace's clock: one pair of readings at the start (the
@@ -411,7 +416,7 @@ impl Tracer {
                 } else {
                     name.clone()
                 };
-                let c = self.sink.metric(&class_name, &members);
+                let c = self.sink.metric(&class_name, Occurrence::Point, &members);
                 self.classes.insert((e.event, what), c);
                 c
             }
@@ -442,6 +447,54 @@ impl Tracer {
         };
         self.sink.metric_event(self.loc, t, class, &values[..n]);
         self.last = t;
+    }
+
+    /// The variables' values read at `t` as one `Metric` record of the class of their names
+    /// (a new class when the set of handles changed).
+    fn pvars(&mut self, t: u64, values: &[crate::Current]) {
+        if values.is_empty() {
+            return;
+        }
+        let same = self.pvar_class.as_ref().is_some_and(|(names, _)| {
+            names.len() == values.len() && names.iter().zip(values).all(|(n, v)| *n == v.name)
+        });
+        if !same {
+            // A name is unique with its class only: the class added where names repeat.
+            let named = |v: &crate::Current| {
+                if values.iter().filter(|w| w.name == v.name).count() > 1 {
+                    format!("{} ({})", v.name, v.class)
+                } else {
+                    v.name.clone()
+                }
+            };
+            let members: Vec<MetricMember> = values
+                .iter()
+                .map(|v| MetricMember {
+                    name: named(v),
+                    description: "an MPI_T performance variable".into(),
+                    unit: String::new(),
+                    value_type: ValueType::Double,
+                    mode: if v.accumulated {
+                        MetricMode::AccumulatedStart
+                    } else {
+                        MetricMode::AbsolutePoint
+                    },
+                })
+                .collect();
+            let class = self
+                .sink
+                .metric("MPI_T pvars", Occurrence::Sampled, &members);
+            self.pvar_class = Some((values.iter().map(|v| v.name.clone()).collect(), class));
+        }
+        if let Some((_, class)) = &self.pvar_class {
+            let v: Vec<MetricValue> = values
+                .iter()
+                .map(|v| MetricValue::Double(v.value))
+                .collect();
+            let t = t.max(self.last);
+            self.sink.metric_event(self.loc, t, *class, &v);
+            self.last = t;
+        }
     }
 
     /// The time of a record of a call's end: after the events raised during the call (so
@@ -542,6 +595,7 @@ pub(crate) fn traced<R>(function: usize, pmpi: impl FnMut() -> R) -> R {
 
 /// `Enter` of `function`'s region, after the events raised since the last record; its time.
 fn enter(function: usize) -> u64 {
+    let values = call_pvars();
     with(|t| {
         t.drain();
         let t0 = now();
@@ -549,6 +603,7 @@ fn enter(function: usize) -> u64 {
             t.sink.enter(t.loc, t0, r);
         }
         t.last = t0;
+        t.pvars(t0, &values);
         t0
     })
     .unwrap_or_else(now)
@@ -556,9 +611,11 @@ fn enter(function: usize) -> u64 {
 
 /// `Leave` of `function`'s region, after the events raised during the call.
 fn leave(function: usize) {
+    let values = call_pvars();
     with(|t| {
         t.drain();
         let t1 = now();
+        t.pvars(t1, &values);
         if let Some(r) = t.region(function) {
             t.sink.leave(t.loc, t1, r);
         }
@@ -1162,15 +1219,37 @@ pub(crate) fn user_region(name: &str, enter: bool) {
     if !tracing() || !glue::open_here() {
         return;
     }
-    let t = now();
+    let values = read_pvars();
     with(|tr| {
+        tr.drain();
+        let t = now().max(tr.last);
         let r = tr.sink.region(name, Paradigm::User, RegionRole::Function);
         if enter {
             tr.sink.enter(tr.loc, t, r);
+            tr.last = t;
+            tr.pvars(t, &values);
         } else {
+            tr.pvars(t, &values);
             tr.sink.leave(tr.loc, t, r);
+            tr.last = t;
         }
     });
+}
+
+/// The engine's variables now (none when the engine is in use or gone).
+fn read_pvars() -> Vec<crate::Current> {
+    let mut v = Vec::new();
+    let _ = glue::with_engine(|p| p.read_current(&mut v));
+    v
+}
+
+/// Call mode's read of the variables at a call's entry or exit (nothing in region mode).
+fn call_pvars() -> Vec<crate::Current> {
+    if with(|t| t.call_mode).unwrap_or(false) {
+        read_pvars()
+    } else {
+        Vec::new()
+    }
 }
 
 /// A communicator about to be freed: its handle may come back for another one.
@@ -1188,6 +1267,7 @@ pub(crate) fn start(
     host: &str,
     about_events: &str,
     events: Option<Arc<TraceEvents>>,
+    call_mode: bool,
 ) -> Result<(), String> {
     mpit_otf2::available().map_err(|e| e.to_string())?;
     // SAFETY: a `static` of mpi-sys's C shim.
@@ -1253,6 +1333,8 @@ pub(crate) fn start(
         classes: HashMap::new(),
         last: 0,
         clamped: 0,
+        call_mode,
+        pvar_class: None,
     };
     TRACER.with(|c| *c.borrow_mut() = Some(tracer));
     TRACING.store(true, Relaxed);

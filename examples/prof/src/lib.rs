@@ -52,9 +52,9 @@ pub mod trace;
 pub mod write;
 
 pub use engine::{
-    CallStart, Column, Config, Elements, FastCall, Filter, LONG_CALL_NS, Metric, Mode, NameFilter,
-    NodeKind, NodeReport, Profiler, RegionGuard, Report, Skipped, TIME_FIRST, TIME_ONE_IN,
-    TRACED_ELEMENTS, TimedCall, TraceEvents, TracedEvent, TracedKind,
+    CallStart, Column, Config, Current, Elements, FastCall, Filter, LONG_CALL_NS, Metric, Mode,
+    NameFilter, NodeKind, NodeReport, Profiler, RegionGuard, Report, Skipped, TIME_FIRST,
+    TIME_ONE_IN, TRACED_ELEMENTS, TimedCall, TraceEvents, TracedEvent, TracedKind,
 };
 
 mod serde_util;

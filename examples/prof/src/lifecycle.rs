@@ -414,7 +414,8 @@ fn start_trace(
         Err("the output directory did not reach this rank".to_owned())
     } else {
         let _ = OUTPUT_DIR.set(dir.clone());
-        crate::capture::start(&dir.join("trace"), &hostname(), &about, events)
+        let call_mode = settings.mode == crate::Mode::Call;
+        crate::capture::start(&dir.join("trace"), &hostname(), &about, events, call_mode)
     };
     glue::set_busy(was);
     match started {

@@ -240,7 +240,8 @@ with otf2.reader.open(sys.argv[1]) as trace:
             print(n, g, ev.collective_op, ev.communicator.name, ev.root, ev.size_sent,
                   ev.size_received)
         elif n == "Metric":
-            print(n, g, [m.name for m in ev.metric.members], list(ev.values), ev.time)
+            print(n, g, ev.metric.occurrence, [m.name for m in ev.metric.members],
+                  list(ev.values), ev.time)
         else:
             print(n, g)
 "#;
@@ -348,6 +349,21 @@ fn known_pattern_traced() {
             i + 1,
             "{text}"
         );
+        // The variables read at the region's two boundaries (region mode): one Metric
+        // record each, where the MPI has one-element variables to read.
+        let pvars = text
+            .lines()
+            .filter(|l| {
+                l.starts_with(&format!(
+                    "Metric MPI Rank {i} MetricOccurrence.SYNCHRONOUS "
+                ))
+            })
+            .count();
+        if mpit_test_support::mpi::material().pvars {
+            assert_eq!(pvars, 2, "rank {i}'s pvar samples:\n{text}");
+        } else {
+            assert_eq!(pvars, 0, "{text}");
+        }
     }
 }
 

@@ -48,6 +48,7 @@
 mod calls;
 mod clock;
 mod config;
+mod current;
 mod events;
 mod handles;
 mod multi;
@@ -75,6 +76,7 @@ pub use self::report::{Column, Elements, Metric, NodeKind, NodeReport, Report, S
 
 use self::calls::{FnStat, Hot, TIMING_DEPTH};
 use self::clock::Clock;
+pub use self::current::Current;
 use self::events::{EventCounts, Registrations};
 pub use self::events::{TRACED_ELEMENTS, TraceEvents, TracedEvent, TracedKind};
 use self::handles::Bound;

@@ -4,8 +4,8 @@
 #![forbid(unsafe_code)]
 
 use super::{
-    Collective, CommRef, LocationRef, Message, MetricMember, MetricRef, MetricValue, Paradigm,
-    RegionRef, RegionRole, Sink, Time,
+    Collective, CommRef, LocationRef, Message, MetricMember, MetricRef, MetricValue, Occurrence,
+    Paradigm, RegionRef, RegionRole, Sink, Time,
 };
 
 /// One event record of [`Memory`], with its location and time.
@@ -42,8 +42,8 @@ pub struct Memory {
     pub regions: Vec<(String, Paradigm, RegionRole)>,
     /// Communicators with their members' world ranks.
     pub comms: Vec<(String, Vec<u32>)>,
-    /// Metric classes.
-    pub metrics: Vec<(String, Vec<MetricMember>)>,
+    /// Metric classes, with when their records occur.
+    pub metrics: Vec<(String, Occurrence, Vec<MetricMember>)>,
     /// Every record, in order.
     pub records: Vec<Record>,
 }
@@ -102,11 +102,16 @@ impl Sink for Memory {
             || (name.into(), world_ranks.to_vec()),
         ))
     }
-    fn metric(&mut self, name: &str, members: &[MetricMember]) -> MetricRef {
+    fn metric(
+        &mut self,
+        name: &str,
+        occurrence: Occurrence,
+        members: &[MetricMember],
+    ) -> MetricRef {
         MetricRef(index_of(
             &mut self.metrics,
-            |(n, m)| n == name && m == members,
-            || (name.into(), members.to_vec()),
+            |(n, o, m)| n == name && *o == occurrence && m == members,
+            || (name.into(), occurrence, members.to_vec()),
         ))
     }
     fn enter(&mut self, at: LocationRef, t: Time, region: RegionRef) {

@@ -66,6 +66,16 @@ pub struct Collective {
     pub received: u64,
 }
 
+/// When a metric class's records occur (OTF2's `MetricOccurrence`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Occurrence {
+    /// At region boundaries, beside their `Enter` or `Leave` (OTF2's `SYNCHRONOUS`): samples
+    /// of performance variables.
+    Sampled,
+    /// At points of their own (OTF2's `ASYNCHRONOUS`): MPI_T event instances.
+    Point,
+}
+
 /// One member of a metric class.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MetricMember {
@@ -99,8 +109,10 @@ pub trait Sink {
     fn region(&mut self, name: &str, paradigm: Paradigm, role: RegionRole) -> RegionRef;
     /// A communicator: its members' world ranks in the order of their ranks in it.
     fn comm(&mut self, name: &str, world_ranks: &[u32]) -> CommRef;
-    /// A metric class of `members`, sampled together.
-    fn metric(&mut self, name: &str, members: &[MetricMember]) -> MetricRef;
+    /// A metric class of `members`, recorded together, whose records occur as `occurrence`
+    /// says.
+    fn metric(&mut self, name: &str, occurrence: Occurrence, members: &[MetricMember])
+    -> MetricRef;
 
     /// `region` entered.
     fn enter(&mut self, at: LocationRef, t: Time, region: RegionRef);

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::Occurrence;
 use super::memory::index_of;
 use super::{
     Collective, CommRef, LocationRef, Message, MetricMember, MetricMode, MetricRef, MetricValue,
@@ -26,8 +27,9 @@ pub const ARCHIVE: &str = "traces";
 type RegionDef = (String, u8, u8);
 /// A communicator: name, members' world ranks.
 type CommDef = (String, Vec<u32>);
-/// A metric class: name, members (name, description, unit, value type, mode).
-type MetricDef = (String, Vec<(String, String, String, u8, u8)>);
+/// A metric class: name, whether sampled at region boundaries (OTF2's synchronous), members
+/// (name, description, unit, value type, mode).
+type MetricDef = (String, bool, Vec<(String, String, String, u8, u8)>);
 
 /// What one rank contributes to the global definitions besides its tables.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -435,14 +437,14 @@ fn globals(archive: &mut Archive, job: &Part) -> Result<(), TraceError> {
         g.comm(i as u32, name, 1 + i as u32)?;
     }
     let mut member = 0u32;
-    for (i, (_, members)) in job.tables.metrics.iter().enumerate() {
+    for (i, (_, sampled, members)) in job.tables.metrics.iter().enumerate() {
         let first = member;
         for (name, description, unit, v, m) in members {
             g.metric_member(member, name, description, unit, value_type(*v), mode(*m))?;
             member += 1;
         }
         let ids: Vec<u32> = (first..member).collect();
-        g.metric_class(i as u32, &ids, false)?;
+        g.metric_class(i as u32, &ids, *sampled)?;
     }
     Ok(())
 }
@@ -469,9 +471,15 @@ impl Sink for Otf2Sink {
         let d = (name.to_owned(), world_ranks.to_vec());
         CommRef(index_of(&mut self.comms, |x| *x == d, || d.clone()))
     }
-    fn metric(&mut self, name: &str, members: &[MetricMember]) -> MetricRef {
+    fn metric(
+        &mut self,
+        name: &str,
+        occurrence: Occurrence,
+        members: &[MetricMember],
+    ) -> MetricRef {
         let d = (
             name.to_owned(),
+            occurrence == Occurrence::Sampled,
             members
                 .iter()
                 .map(|m| {
@@ -636,7 +644,7 @@ mod tests {
                 value_type: ValueType::Uint,
                 mode: MetricMode::AbsolutePoint,
             });
-            let m = s.metric("unexp_message_enqueued", &members);
+            let m = s.metric("unexp_message_enqueued", Occurrence::Point, &members);
             s.metric_event(
                 loc,
                 t0 + 9,
