@@ -412,6 +412,16 @@ impl<L: Level> Registration<'_, L> {
     /// Sets the handler MPI calls with counts of dropped events, before the next event of the
     /// same source.
     ///
+    /// What it hears is what the same registration hears in C: an event raised in a context
+    /// for which no closure of the registration is safe enough is dropped (MPI-4.1
+    /// §16.3.8.4), counted, and the count reported before the next event the registration
+    /// delivers to one of its closures, never while none is safe enough (a registration whose
+    /// only closure is for `MPI_T_CB_REQUIRE_NONE`, where MPICH raises at
+    /// `MPI_T_CB_REQUIRE_MPI_RESTRICTED`, hears nothing). The same on every thread level:
+    /// where this crate keeps MPICH's registrations in its pool
+    /// ([`quirks::MPICH_EVENT_REGISTRATION_RACE`](crate::quirks::MPICH_EVENT_REGISTRATION_RACE)),
+    /// the pool counts and reports the drops as MPICH would.
+    ///
     /// MPI-4.1 §16.3.8.5, `MPI_T_event_set_dropped_handler`.
     #[doc(alias = "MPI_T_event_set_dropped_handler")]
     pub fn on_dropped<F>(&self, f: F) -> Result<()>

@@ -8,12 +8,15 @@
 //! before it loads the level's closure; a retired slot's closures are released only after
 //! the count was seen at zero once they were unhooked (Dekker's order: `SeqCst` on both
 //! sides). The last level MPICH searches (`MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE`) always has
-//! the trampoline: an event that no level of the owner takes lands there and is reported to
-//! the owner's dropped handler as one dropped event, so MPICH's own drop count stays zero
-//! and a reused registration carries nothing over. Retired slots wait in the pool for the
-//! next registration of the same event type and object.
+//! the trampoline: an event that no level of the owner takes lands there and is counted
+//! dropped in the slot (per source), so MPICH's own drop count stays zero and a reused
+//! registration carries nothing over. The counts are reported to the owner's dropped handler
+//! as MPICH reports its own (and as MPI-4.1 §16.3.8.5 has it): before the next event the
+//! registration delivers to one of its closures, never while none is safe enough. So a
+//! pooled registration behaves as a direct one and as the same registration in C. Retired
+//! slots wait in the pool for the next registration of the same event type and object.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use mpit_core::Bind;
 
@@ -31,6 +34,9 @@ const SAFETY: [sys::MPI_T_cb_safety; 4] = [
 const LEVELS: usize = SAFETY.len();
 /// The level searched last: the catch-all.
 const CATCH_ALL: usize = LEVELS - 1;
+/// Sources whose dropped events a slot counts until its next delivered event (MPICH has a
+/// handful).
+const DROP_SOURCES: usize = 8;
 
 /// One MPICH registration, for the rest of the process.
 pub(super) struct Slot {
@@ -43,6 +49,9 @@ pub(super) struct Slot {
     in_mpich: [AtomicBool; LEVELS],
     /// Trampoline invocations running.
     in_flight: AtomicUsize,
+    /// Events dropped since the last report, by source (sources from [`DROP_SOURCES`] on
+    /// are reported at once, one by one).
+    dropped: [AtomicU64; DROP_SOURCES],
     /// The owning registration's block (null while retired).
     owner: AtomicPtr<Block>,
 }
@@ -138,6 +147,10 @@ pub(super) fn alloc(
         None => new_slot(index, obj, key, hints)?,
     };
     let block = Block::new(layout, true);
+    // A new owner starts with no drops of the last one's.
+    for d in &slot.dropped {
+        d.store(0, Ordering::SeqCst);
+    }
     slot.owner
         .store(Arc::as_ptr(&block).cast_mut(), Ordering::SeqCst);
     Ok((slot, block))
@@ -163,6 +176,7 @@ fn new_slot(
         levels: [level(), level(), level(), level()],
         in_mpich: Default::default(),
         in_flight: AtomicUsize::new(0),
+        dropped: Default::default(),
         owner: AtomicPtr::new(ptr::null_mut()),
     }));
     // SAFETY: `p` is the box just leaked, not yet shared: its back pointers are set
@@ -323,8 +337,9 @@ unsafe extern "C" fn slot_trampoline(
     slot.in_flight.fetch_add(1, Ordering::SeqCst);
     let data = level.current.load(Ordering::SeqCst);
     if data.is_null() {
-        report_drop(slot, instance, cb_safety);
+        count_drop(slot, instance, cb_safety);
     } else {
+        report_drops(slot, cb_safety);
         // SAFETY: `data` is a `SlotData<F>` whose `call` reads it as such; it and its
         // block stay alive while this invocation is counted in flight (`retire`).
         unsafe {
@@ -335,8 +350,39 @@ unsafe extern "C" fn slot_trampoline(
     slot.in_flight.fetch_sub(1, Ordering::SeqCst);
 }
 
-/// An event no level of the owner takes: one dropped event for its dropped handler.
-fn report_drop(slot: &Slot, instance: sys::MPI_T_event_instance, cb_safety: sys::MPI_T_cb_safety) {
+/// An event no level of the owner takes: counted dropped for the owner's next delivered
+/// event (a source past [`DROP_SOURCES`]: reported at once).
+fn count_drop(slot: &Slot, instance: sys::MPI_T_event_instance, cb_safety: sys::MPI_T_cb_safety) {
+    let mut source: c_int = 0;
+    // SAFETY: the instance is valid during this callback; valid out-pointer. On an
+    // error the source stays 0.
+    let _ = unsafe { sys::MPI_T_event_get_source(instance, &mut source) };
+    match usize::try_from(source)
+        .ok()
+        .and_then(|s| slot.dropped.get(s))
+    {
+        Some(d) => {
+            d.fetch_add(1, Ordering::SeqCst);
+        }
+        None => report(slot, 1, source, cb_safety),
+    }
+}
+
+/// The drops counted since the last report, to the owner's dropped handler (before the event
+/// about to be delivered).
+fn report_drops(slot: &Slot, cb_safety: sys::MPI_T_cb_safety) {
+    for (source, d) in slot.dropped.iter().enumerate() {
+        if d.load(Ordering::Relaxed) != 0 {
+            let n = d.swap(0, Ordering::SeqCst);
+            if n != 0 {
+                report(slot, n, source as c_int, cb_safety);
+            }
+        }
+    }
+}
+
+/// `count` dropped events of `source` to the owner's dropped handler, if it has one.
+fn report(slot: &Slot, count: u64, source: c_int, cb_safety: sys::MPI_T_cb_safety) {
     let block = slot.owner.load(Ordering::SeqCst);
     if block.is_null() {
         return;
@@ -347,13 +393,10 @@ fn report_drop(slot: &Slot, instance: sys::MPI_T_event_instance, cb_safety: sys:
     if f.is_null() {
         return;
     }
-    let mut source: c_int = 0;
-    // SAFETY: the instance is valid during this callback; valid out-pointer. On an
-    // error the source stays 0.
-    let _ = unsafe { sys::MPI_T_event_get_source(instance, &mut source) };
     // SAFETY: a box in the block's graveyard, freed only with the block.
     let f = unsafe { &**f };
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(1, source, cb_safety))) {
+    let count = sys::MPI_Count::try_from(count).unwrap_or(sys::MPI_Count::MAX);
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(count, source, cb_safety))) {
         block.record_panic(p);
     }
 }
