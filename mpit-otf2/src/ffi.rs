@@ -1469,6 +1469,14 @@ mod imp {
         })
     }
 
+    /// `$set(c, Some($f))` for each setter of callbacks object `c`, each checked (`?`).
+    macro_rules! set_callbacks {
+        ($c:ident: $($set:ident($f:ident);)*) => {$(
+            // SAFETY: a live callbacks object and a trampoline of the type `$set` takes.
+            check(stringify!($set), unsafe { sys::$set($c, Some($f)) })?;
+        )*};
+    }
+
     /// An open reader, closed (with every reader it opened) when dropped.
     struct Reader(NonNull<sys::OTF2_Reader>);
 
@@ -1519,7 +1527,11 @@ mod imp {
         let user = st.cast::<c_void>();
         // SAFETY: a NUL-terminated path, read during the call.
         let reader = unsafe { sys::OTF2_Reader_Open(path.as_ptr()) };
-        let reader = Reader(NonNull::new(reader).ok_or_else(|| null("OTF2_Reader_Open"))?);
+        let reader = Reader(NonNull::new(reader).ok_or_else(|| Error::Otf2 {
+            call: "OTF2_Reader_Open",
+            code: -1,
+            name: "no archive: the anchor file is corrupt or not OTF2's".into(),
+        })?);
         let r = reader.0.as_ptr();
         // SAFETY: a live reader.
         check("OTF2_Reader_SetSerialCollectiveCallbacks", unsafe {
@@ -1538,55 +1550,20 @@ mod imp {
             "OTF2_GlobalDefReaderCallbacks_New",
             sys::OTF2_GlobalDefReaderCallbacks_New,
             |c| {
-                // SAFETY: a live callbacks object; trampolines of the types OTF2 declares;
-                // `user` outlives the reader.
-                unsafe {
-                    use sys::*;
-                    check(
-                        "OTF2_GlobalDefReaderCallbacks_SetStringCallback",
-                        OTF2_GlobalDefReaderCallbacks_SetStringCallback(c, Some(def_string)),
-                    )?;
-                    check(
-                        "OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback",
-                        OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(
-                            c,
-                            Some(def_clock),
-                        ),
-                    )?;
-                    check(
-                        "OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback",
-                        OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(
-                            c,
-                            Some(def_location_group),
-                        ),
-                    )?;
-                    check(
-                        "OTF2_GlobalDefReaderCallbacks_SetLocationCallback",
-                        OTF2_GlobalDefReaderCallbacks_SetLocationCallback(c, Some(def_location)),
-                    )?;
-                    check(
-                        "OTF2_GlobalDefReaderCallbacks_SetRegionCallback",
-                        OTF2_GlobalDefReaderCallbacks_SetRegionCallback(c, Some(def_region)),
-                    )?;
-                    check(
-                        "OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback",
-                        OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(
-                            c,
-                            Some(def_metric_member),
-                        ),
-                    )?;
-                    check(
-                        "OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback",
-                        OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(
-                            c,
-                            Some(def_metric_class),
-                        ),
-                    )?;
-                    check(
-                        "OTF2_Reader_RegisterGlobalDefCallbacks",
-                        OTF2_Reader_RegisterGlobalDefCallbacks(r, defs, c, user),
-                    )
+                set_callbacks! { c:
+                    OTF2_GlobalDefReaderCallbacks_SetStringCallback(def_string);
+                    OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(def_clock);
+                    OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(def_location_group);
+                    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(def_location);
+                    OTF2_GlobalDefReaderCallbacks_SetRegionCallback(def_region);
+                    OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(def_metric_member);
+                    OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(def_metric_class);
                 }
+                // SAFETY: the live reader, its global definition reader and the callbacks;
+                // `user` outlives the reader.
+                check("OTF2_Reader_RegisterGlobalDefCallbacks", unsafe {
+                    sys::OTF2_Reader_RegisterGlobalDefCallbacks(r, defs, c, user)
+                })
             },
             sys::OTF2_GlobalDefReaderCallbacks_Delete,
         )?;
@@ -1667,14 +1644,7 @@ mod imp {
             "OTF2_GlobalEvtReaderCallbacks_New",
             sys::OTF2_GlobalEvtReaderCallbacks_New,
             |c| {
-                macro_rules! set {
-                    ($($set:ident($f:ident);)*) => {$(
-                        // SAFETY: a live callbacks object and a trampoline of the type `$set`
-                        // takes.
-                        check(stringify!($set), unsafe { sys::$set(c, Some($f)) })?;
-                    )*};
-                }
-                set! {
+                set_callbacks! { c:
                     OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(evt_buffer_flush);
                     OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(evt_enter);
                     OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(evt_leave);
