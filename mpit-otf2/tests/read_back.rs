@@ -306,6 +306,49 @@ fn the_summary_counts_the_mpi_and_metric_records_through_the_mappings() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The location's mapping table of metric classes swaps them (local 0 is global 1): the
+/// summary names each event by its global class, which only the local definitions tell.
+#[test]
+fn the_mapping_tables_apply_to_the_metric_events() {
+    use mpit_otf2::{
+        Archive, LocationRef, Mapping, MetricMode, MetricValue, Options, Serial, ValueType,
+    };
+    let dir = std::env::temp_dir().join(format!("mpit-otf2-mapped-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut a = Archive::create(&dir, "traces", Serial, Options::default()).unwrap();
+    let loc = LocationRef(0);
+    for (t, local) in [(10, 0), (11, 0), (12, 1)] {
+        a.metric(loc, t, local, &[MetricValue::Uint(t)]).unwrap();
+    }
+    a.close_events().unwrap();
+    a.write_local(loc, &[(Mapping::Metric, vec![1, 0])], &[])
+        .unwrap();
+    let mut g = a.globals().unwrap();
+    g.clock(1_000, 10, 2).unwrap();
+    g.system_tree_node(0, "machine", "machine", None).unwrap();
+    g.location_group(0, "MPI Rank 0", 0).unwrap();
+    g.location(loc, "Master thread", 3, 0).unwrap();
+    for (id, name) in [(0, "alpha[0]"), (1, "beta[0]")] {
+        g.metric_member(
+            id,
+            name,
+            "",
+            "#",
+            ValueType::Uint,
+            MetricMode::AbsolutePoint,
+        )
+        .unwrap();
+        g.metric_class(id, &[id], false).unwrap();
+    }
+    a.close().unwrap();
+    let s = summary(&dir);
+    let l = &s.locations[0];
+    assert_eq!(l.count(RecordKind::Metric), 3);
+    let by_class: Vec<(&str, u64)> = l.metrics.iter().map(|(k, &n)| (k.as_str(), n)).collect();
+    assert_eq!(by_class, [("alpha", 1), ("beta", 2)]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A missing anchor file, garbage in its place, a truncated one, a truncated event file: an
 /// `Err` each, never a panic.
 #[test]
