@@ -958,6 +958,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_kinds_index_their_counts_in_order() {
+        for (i, k) in RecordKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{k}");
+        }
+    }
+
+    #[test]
     fn metric_classes_are_named_by_their_members() {
         let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(class_name(&v(&["ev[0]", "ev[1]"])), "ev");
