@@ -1,12 +1,14 @@
 //! The crate's one `unsafe` fence: bindgen's declarations of the OTF2 C API
 //! (`$OUT_DIR/otf2.rs`), the only code that calls them (each call checked), and the
-//! trampolines through which OTF2 calls back into Rust (collectives, flushes, memory), each
-//! under `catch_unwind`.
+//! trampolines through which OTF2 calls back into Rust (collectives, flushes, memory, and
+//! the reader's definitions and events), each under `catch_unwind`.
 
 #![allow(missing_docs, unreachable_pub)]
 
+use std::collections::HashMap;
+
 use crate::{CollectiveOp, Collectives, Error, Mapping, MetricMode, MetricValue, Paradigm};
-use crate::{GroupType, RegionRole, Result, ValueType};
+use crate::{GroupType, RecordKind, RegionRole, Result, ValueType};
 
 /// Buffer sizes and the memory bound of an archive's writers.
 #[derive(Clone, Copy, Debug)]
@@ -18,9 +20,62 @@ pub struct Sizes {
     pub clock: Option<fn() -> u64>,
 }
 
+/// What [`read`] collects from an archive, by OTF2's global ids: the definitions the summary
+/// names things by, and each location's tally of events. `lib.rs` makes the
+/// [`crate::Summary`] of it.
+#[derive(Debug, Default)]
+#[cfg_attr(mpit_otf2_missing, allow(dead_code))]
+pub struct Raw {
+    /// Ticks per second, the global offset, the trace's length (`ClockProperties`).
+    pub clock: (u64, u64, u64),
+    /// The anchor file's properties, in OTF2's order.
+    pub properties: Vec<(String, String)>,
+    pub strings: HashMap<u32, String>,
+    /// (region, its name's string).
+    pub regions: Vec<(u32, u32)>,
+    /// Location group -> its name's string.
+    pub groups: HashMap<u32, u32>,
+    /// (location, its name's string, its group), in definition order.
+    pub locations: Vec<(u64, u32, u32)>,
+    /// Metric member -> its name's string.
+    pub members: HashMap<u32, u32>,
+    /// Metric class -> its members.
+    pub classes: HashMap<u32, Vec<u32>>,
+    pub tallies: HashMap<u64, Tally>,
+}
+
+/// One location's events as read.
+#[derive(Debug, Default)]
+#[cfg_attr(mpit_otf2_missing, allow(dead_code))]
+pub struct Tally {
+    /// Records by kind (`RecordKind as usize`); `Other` is filled in at the end from the
+    /// reader's position.
+    pub counts: [u64; RecordKind::ALL.len()],
+    /// Metric events by metric class (or instance) id.
+    pub metrics: HashMap<u32, u64>,
+    pub first: Option<u64>,
+    pub last: Option<u64>,
+}
+
+impl Raw {
+    /// Counts a record of `kind` at `t` on `loc`.
+    #[cfg_attr(mpit_otf2_missing, allow(dead_code))]
+    fn note(&mut self, loc: u64, t: u64, kind: RecordKind) -> &mut Tally {
+        let tally = self.tallies.entry(loc).or_default();
+        tally.counts[kind as usize] += 1;
+        tally.first = Some(tally.first.map_or(t, |f| f.min(t)));
+        tally.last = Some(tally.last.map_or(t, |l| l.max(t)));
+        tally
+    }
+}
+
 #[cfg(mpit_otf2_missing)]
 mod imp {
     use super::*;
+
+    pub fn read(_: &str) -> Result<Raw> {
+        Err(Error::Missing)
+    }
 
     /// No archive exists in a build without OTF2: every method is unreachable.
     pub struct Archive {
@@ -1175,6 +1230,555 @@ mod imp {
             }
         }
     }
+
+    // --- reading ---------------------------------------------------------------------------
+
+    const INTERRUPT: sys::OTF2_CallbackCode =
+        sys::OTF2_CallbackCode_enum_OTF2_CALLBACK_INTERRUPT as _;
+
+    unsafe extern "C" {
+        /// libc's, for the strings `OTF2_Reader_GetPropertyNames` and `_GetProperty` allocate
+        /// with `malloc` (OTF2 3.0 API reference).
+        fn free(p: *mut c_void);
+    }
+
+    /// What the reader's callbacks reach through their user data: what is read so far, and
+    /// the first callback that panicked (then every later one interrupts the reading).
+    #[derive(Default)]
+    struct ReadState {
+        raw: Raw,
+        panicked: Option<(&'static str, String)>,
+    }
+
+    #[cfg(test)]
+    thread_local! {
+        /// The callback that panics, in this crate's tests of the unwinding.
+        pub static PANIC_IN: std::cell::Cell<Option<&'static str>> =
+            const { std::cell::Cell::new(None) };
+    }
+
+    /// Runs `f` on the state behind `user`; a panic (or an earlier one) interrupts the reading
+    /// (`OTF2_CALLBACK_INTERRUPT`) instead of unwinding into C, and is kept for [`read`].
+    fn reading(
+        user: *mut c_void,
+        callback: &'static str,
+        f: impl FnOnce(&mut Raw),
+    ) -> sys::OTF2_CallbackCode {
+        // SAFETY: `user` is the `ReadState` of the `read` in progress, which does not touch it
+        // while an OTF2 call that may call back runs; OTF2's serial reader calls back on that
+        // thread, one call at a time.
+        let s = unsafe { &mut *user.cast::<ReadState>() };
+        if s.panicked.is_some() {
+            return INTERRUPT;
+        }
+        let run = AssertUnwindSafe(|| {
+            #[cfg(test)]
+            if PANIC_IN.get() == Some(callback) {
+                panic!("a panic in {callback}, as the test asked");
+            }
+            f(&mut s.raw)
+        });
+        match catch_unwind(run) {
+            Ok(()) => OK,
+            Err(p) => {
+                let message = p
+                    .downcast_ref::<&str>()
+                    .map(|m| m.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                s.panicked = Some((callback, message));
+                INTERRUPT
+            }
+        }
+    }
+
+    /// `n` items at `p` (none when `p` is null).
+    ///
+    /// # Safety
+    /// A non-null `p` points to `n` initialised items for the callback's duration.
+    unsafe fn items<'a, T>(p: *const T, n: usize) -> &'a [T] {
+        if p.is_null() || n == 0 {
+            &[]
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(p, n) }
+        }
+    }
+
+    /// A C string OTF2 lends or allocated, copied (lossily past invalid UTF-8).
+    ///
+    /// # Safety
+    /// A non-null `p` is NUL-terminated and readable for the call's duration.
+    unsafe fn text(p: *const std::ffi::c_char) -> String {
+        if p.is_null() {
+            return String::new();
+        }
+        // SAFETY: the caller's contract.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+
+    // Global definitions.
+
+    unsafe extern "C" fn def_string(
+        user: *mut c_void,
+        id: sys::OTF2_StringRef,
+        s: *const std::ffi::c_char,
+    ) -> sys::OTF2_CallbackCode {
+        reading(user, "String", |r| {
+            // SAFETY: OTF2 passes the definition's NUL-terminated string.
+            r.strings.insert(id, unsafe { text(s) });
+        })
+    }
+
+    unsafe extern "C" fn def_clock(
+        user: *mut c_void,
+        resolution: u64,
+        offset: u64,
+        length: u64,
+        _realtime: u64,
+    ) -> sys::OTF2_CallbackCode {
+        reading(user, "ClockProperties", |r| {
+            r.clock = (resolution, offset, length)
+        })
+    }
+
+    unsafe extern "C" fn def_location_group(
+        user: *mut c_void,
+        id: sys::OTF2_LocationGroupRef,
+        name: sys::OTF2_StringRef,
+        _: sys::OTF2_LocationGroupType,
+        _: sys::OTF2_SystemTreeNodeRef,
+        _: sys::OTF2_LocationGroupRef,
+    ) -> sys::OTF2_CallbackCode {
+        reading(user, "LocationGroup", |r| {
+            r.groups.insert(id, name);
+        })
+    }
+
+    unsafe extern "C" fn def_location(
+        user: *mut c_void,
+        id: sys::OTF2_LocationRef,
+        name: sys::OTF2_StringRef,
+        _: sys::OTF2_LocationType,
+        _events: u64,
+        group: sys::OTF2_LocationGroupRef,
+    ) -> sys::OTF2_CallbackCode {
+        reading(user, "Location", |r| r.locations.push((id, name, group)))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    unsafe extern "C" fn def_region(
+        user: *mut c_void,
+        id: sys::OTF2_RegionRef,
+        name: sys::OTF2_StringRef,
+        _: sys::OTF2_StringRef,
+        _: sys::OTF2_StringRef,
+        _: sys::OTF2_RegionRole,
+        _: sys::OTF2_Paradigm,
+        _: sys::OTF2_RegionFlag,
+        _: sys::OTF2_StringRef,
+        _: u32,
+        _: u32,
+    ) -> sys::OTF2_CallbackCode {
+        reading(user, "Region", |r| r.regions.push((id, name)))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    unsafe extern "C" fn def_metric_member(
+        user: *mut c_void,
+        id: sys::OTF2_MetricMemberRef,
+        name: sys::OTF2_StringRef,
+        _: sys::OTF2_StringRef,
+        _: sys::OTF2_MetricType,
+        _: sys::OTF2_MetricMode,
+        _: sys::OTF2_Type,
+        _: sys::OTF2_Base,
+        _: i64,
+        _: sys::OTF2_StringRef,
+    ) -> sys::OTF2_CallbackCode {
+        reading(user, "MetricMember", |r| {
+            r.members.insert(id, name);
+        })
+    }
+
+    unsafe extern "C" fn def_metric_class(
+        user: *mut c_void,
+        id: sys::OTF2_MetricRef,
+        n: u8,
+        members: *const sys::OTF2_MetricMemberRef,
+        _: sys::OTF2_MetricOccurrence,
+        _: sys::OTF2_RecorderKind,
+    ) -> sys::OTF2_CallbackCode {
+        reading(user, "MetricClass", |r| {
+            // SAFETY: OTF2 passes the class's `n` members.
+            let members = unsafe { items(members, n.into()) };
+            r.classes.insert(id, members.to_vec());
+        })
+    }
+
+    // Events: each counted on its location (ids already global: the mapping tables apply).
+
+    macro_rules! on_events {
+        ($($name:ident => $kind:ident ($($arg:ty),*);)*) => {$(
+            unsafe extern "C" fn $name(
+                loc: sys::OTF2_LocationRef,
+                t: sys::OTF2_TimeStamp,
+                user: *mut c_void,
+                _: *mut sys::OTF2_AttributeList,
+                $(_: $arg),*
+            ) -> sys::OTF2_CallbackCode {
+                reading(user, stringify!($kind), |r| {
+                    r.note(loc, t, RecordKind::$kind);
+                })
+            }
+        )*};
+    }
+
+    on_events! {
+        evt_buffer_flush => BufferFlush(sys::OTF2_TimeStamp);
+        evt_enter => Enter(sys::OTF2_RegionRef);
+        evt_leave => Leave(sys::OTF2_RegionRef);
+        evt_mpi_send => MpiSend(u32, sys::OTF2_CommRef, u32, u64);
+        evt_mpi_isend => MpiIsend(u32, sys::OTF2_CommRef, u32, u64, u64);
+        evt_mpi_isend_complete => MpiIsendComplete(u64);
+        evt_mpi_irecv_request => MpiIrecvRequest(u64);
+        evt_mpi_recv => MpiRecv(u32, sys::OTF2_CommRef, u32, u64);
+        evt_mpi_irecv => MpiIrecv(u32, sys::OTF2_CommRef, u32, u64, u64);
+        evt_mpi_request_cancelled => MpiRequestCancelled(u64);
+        evt_mpi_collective_begin => MpiCollectiveBegin();
+        evt_mpi_collective_end =>
+            MpiCollectiveEnd(sys::OTF2_CollectiveOp, sys::OTF2_CommRef, u32, u64, u64);
+        evt_unknown => Other();
+    }
+
+    unsafe extern "C" fn evt_metric(
+        loc: sys::OTF2_LocationRef,
+        t: sys::OTF2_TimeStamp,
+        user: *mut c_void,
+        _: *mut sys::OTF2_AttributeList,
+        metric: sys::OTF2_MetricRef,
+        _: u8,
+        _: *const sys::OTF2_Type,
+        _: *const sys::OTF2_MetricValue,
+    ) -> sys::OTF2_CallbackCode {
+        reading(user, "Metric", |r| {
+            *r.note(loc, t, RecordKind::Metric)
+                .metrics
+                .entry(metric)
+                .or_default() += 1;
+        })
+    }
+
+    /// `$set(c, Some($f))` for each setter of callbacks object `c`, each checked (`?`).
+    macro_rules! set_callbacks {
+        ($c:ident: $($set:ident($f:ident);)*) => {$(
+            // SAFETY: a live callbacks object and a trampoline of the type `$set` takes.
+            check(stringify!($set), unsafe { sys::$set($c, Some($f)) })?;
+        )*};
+    }
+
+    /// An open reader, closed (with every reader it opened) when dropped.
+    struct Reader(NonNull<sys::OTF2_Reader>);
+
+    impl Drop for Reader {
+        fn drop(&mut self) {
+            // SAFETY: opened by `OTF2_Reader_Open`, closed once.
+            unsafe { sys::OTF2_Reader_Close(self.0.as_ptr()) };
+        }
+    }
+
+    /// `set` (the callbacks' registration), then `delete` of the callbacks whatever happened.
+    fn registered<C>(
+        call: &'static str,
+        new: unsafe extern "C" fn() -> *mut C,
+        set: impl FnOnce(*mut C) -> Result<()>,
+        delete: unsafe extern "C" fn(*mut C),
+    ) -> Result<()> {
+        // SAFETY: OTF2's constructor of an empty callbacks object.
+        let cbs = unsafe { new() };
+        if cbs.is_null() {
+            return Err(null(call));
+        }
+        let r = set(cbs);
+        // SAFETY: the object made above, freed once; OTF2 copied it when registering.
+        unsafe { delete(cbs) };
+        r
+    }
+
+    /// The error of a reading call: a callback's panic if one interrupted it, else OTF2's.
+    fn read_check(call: &'static str, code: sys::OTF2_ErrorCode, st: *mut ReadState) -> Result<()> {
+        // SAFETY: `read`'s state, between OTF2's calls.
+        if let Some((callback, message)) = unsafe { (*st).panicked.take() } {
+            return Err(Error::Callback { callback, message });
+        }
+        check(call, code)
+    }
+
+    /// Reads the archive of the anchor file `anchor` (OTF2 3.0 API reference, "Usage in
+    /// reading mode"): its properties and global definitions, then every location's local
+    /// definitions (so that the mapping tables apply) and all events through the global
+    /// event reader, in time order.
+    pub fn read(anchor: &str) -> Result<Raw> {
+        let path = cstring(anchor)?;
+        // Declared before the reader: it outlives every callback. Reached through `st`
+        // alone until the reader is closed, as the callbacks reach it.
+        let mut state = ReadState::default();
+        let st: *mut ReadState = &raw mut state;
+        let user = st.cast::<c_void>();
+        // SAFETY: a NUL-terminated path, read during the call.
+        let reader = unsafe { sys::OTF2_Reader_Open(path.as_ptr()) };
+        let reader = Reader(NonNull::new(reader).ok_or_else(|| Error::Otf2 {
+            call: "OTF2_Reader_Open",
+            code: -1,
+            name: "no archive: the anchor file is corrupt or not OTF2's".into(),
+        })?);
+        let r = reader.0.as_ptr();
+        // SAFETY: a live reader.
+        check("OTF2_Reader_SetSerialCollectiveCallbacks", unsafe {
+            sys::OTF2_Reader_SetSerialCollectiveCallbacks(r)
+        })?;
+        let props = properties(r)?;
+        // SAFETY: `st` is `state`; no OTF2 call is running.
+        unsafe { (*st).raw.properties = props };
+
+        // SAFETY: a live reader.
+        let defs = unsafe { sys::OTF2_Reader_GetGlobalDefReader(r) };
+        if defs.is_null() {
+            return Err(null("OTF2_Reader_GetGlobalDefReader"));
+        }
+        registered(
+            "OTF2_GlobalDefReaderCallbacks_New",
+            sys::OTF2_GlobalDefReaderCallbacks_New,
+            |c| {
+                set_callbacks! { c:
+                    OTF2_GlobalDefReaderCallbacks_SetStringCallback(def_string);
+                    OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(def_clock);
+                    OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(def_location_group);
+                    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(def_location);
+                    OTF2_GlobalDefReaderCallbacks_SetRegionCallback(def_region);
+                    OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(def_metric_member);
+                    OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(def_metric_class);
+                }
+                // SAFETY: the live reader, its global definition reader and the callbacks;
+                // `user` outlives the reader.
+                check("OTF2_Reader_RegisterGlobalDefCallbacks", unsafe {
+                    sys::OTF2_Reader_RegisterGlobalDefCallbacks(r, defs, c, user)
+                })
+            },
+            sys::OTF2_GlobalDefReaderCallbacks_Delete,
+        )?;
+        let mut n = 0;
+        // SAFETY: the live global definition reader, its callbacks' state `user` untouched
+        // until the call returns.
+        let code = unsafe { sys::OTF2_Reader_ReadAllGlobalDefinitions(r, defs, &mut n) };
+        read_check("OTF2_Reader_ReadAllGlobalDefinitions", code, st)?;
+        // SAFETY: the reader got above, closed once.
+        check("OTF2_Reader_CloseGlobalDefReader", unsafe {
+            sys::OTF2_Reader_CloseGlobalDefReader(r, defs)
+        })?;
+
+        // SAFETY: as above.
+        let locations: Vec<u64> = unsafe { &(*st).raw.locations }
+            .iter()
+            .map(|l| l.0)
+            .collect();
+        for &loc in &locations {
+            // SAFETY: a live reader; `loc` a defined location.
+            check("OTF2_Reader_SelectLocation", unsafe {
+                sys::OTF2_Reader_SelectLocation(r, loc)
+            })?;
+        }
+        // The local definition files are optional (an archive of one process has none).
+        // SAFETY: a live reader, its locations selected.
+        let def_files =
+            unsafe { sys::OTF2_Reader_OpenDefFiles(r) } == sys::OTF2_ErrorCode_OTF2_SUCCESS;
+        // SAFETY: as above.
+        check("OTF2_Reader_OpenEvtFiles", unsafe {
+            sys::OTF2_Reader_OpenEvtFiles(r)
+        })?;
+        // An archive `name.otf2` keeps each location's files in `name/` (OTF2 3.0 API
+        // reference): asking OTF2 for a local definition file that is not there prints errors.
+        let local_dir = anchor.strip_suffix(".otf2").map(std::path::Path::new);
+        let has_defs = |loc: u64| local_dir.is_none_or(|d| d.join(format!("{loc}.def")).exists());
+        let mut evts = Vec::with_capacity(locations.len());
+        for &loc in &locations {
+            if def_files && has_defs(loc) {
+                // SAFETY: a live reader with its definition files open.
+                let d = unsafe { sys::OTF2_Reader_GetDefReader(r, loc) };
+                if !d.is_null() {
+                    let mut n = 0;
+                    // SAFETY: the local reader got above (no callbacks: the mapping tables
+                    // and clock offsets are kept by OTF2 itself), closed once.
+                    unsafe {
+                        check(
+                            "OTF2_Reader_ReadAllLocalDefinitions",
+                            sys::OTF2_Reader_ReadAllLocalDefinitions(r, d, &mut n),
+                        )?;
+                        check(
+                            "OTF2_Reader_CloseDefReader",
+                            sys::OTF2_Reader_CloseDefReader(r, d),
+                        )?;
+                    }
+                }
+            }
+            // SAFETY: a live reader with its event files open.
+            let e = unsafe { sys::OTF2_Reader_GetEvtReader(r, loc) };
+            if e.is_null() {
+                return Err(null("OTF2_Reader_GetEvtReader"));
+            }
+            evts.push((loc, e));
+        }
+        if def_files {
+            // SAFETY: opened above, every local definition reader closed.
+            check("OTF2_Reader_CloseDefFiles", unsafe {
+                sys::OTF2_Reader_CloseDefFiles(r)
+            })?;
+        }
+
+        // SAFETY: a live reader, its local event readers open.
+        let events = unsafe { sys::OTF2_Reader_GetGlobalEvtReader(r) };
+        if events.is_null() {
+            return Err(null("OTF2_Reader_GetGlobalEvtReader"));
+        }
+        registered(
+            "OTF2_GlobalEvtReaderCallbacks_New",
+            sys::OTF2_GlobalEvtReaderCallbacks_New,
+            |c| {
+                set_callbacks! { c:
+                    OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(evt_buffer_flush);
+                    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(evt_enter);
+                    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(evt_leave);
+                    OTF2_GlobalEvtReaderCallbacks_SetMpiSendCallback(evt_mpi_send);
+                    OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCallback(evt_mpi_isend);
+                    OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCompleteCallback(
+                        evt_mpi_isend_complete
+                    );
+                    OTF2_GlobalEvtReaderCallbacks_SetMpiIrecvRequestCallback(
+                        evt_mpi_irecv_request
+                    );
+                    OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(evt_mpi_recv);
+                    OTF2_GlobalEvtReaderCallbacks_SetMpiIrecvCallback(evt_mpi_irecv);
+                    OTF2_GlobalEvtReaderCallbacks_SetMpiRequestCancelledCallback(
+                        evt_mpi_request_cancelled
+                    );
+                    OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveBeginCallback(
+                        evt_mpi_collective_begin
+                    );
+                    OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveEndCallback(
+                        evt_mpi_collective_end
+                    );
+                    OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(evt_metric);
+                    OTF2_GlobalEvtReaderCallbacks_SetUnknownCallback(evt_unknown);
+                }
+                // SAFETY: the live global event reader and callbacks; `user` as above.
+                check("OTF2_Reader_RegisterGlobalEvtCallbacks", unsafe {
+                    sys::OTF2_Reader_RegisterGlobalEvtCallbacks(r, events, c, user)
+                })
+            },
+            sys::OTF2_GlobalEvtReaderCallbacks_Delete,
+        )?;
+        let mut n = 0;
+        // SAFETY: the live global event reader; `user` untouched until the call returns.
+        let code = unsafe { sys::OTF2_Reader_ReadAllGlobalEvents(r, events, &mut n) };
+        read_check("OTF2_Reader_ReadAllGlobalEvents", code, st)?;
+        // Records of the kinds without a callback: a location's position is the number of
+        // its records read.
+        for (loc, e) in evts {
+            let mut read = 0;
+            // SAFETY: a local event reader of the global one, still open.
+            check("OTF2_EvtReader_GetPos", unsafe {
+                sys::OTF2_EvtReader_GetPos(e, &mut read)
+            })?;
+            // SAFETY: as above.
+            let tally = unsafe { (*st).raw.tallies.entry(loc).or_default() };
+            let seen: u64 = tally.counts.iter().sum();
+            tally.counts[RecordKind::Other as usize] += read.saturating_sub(seen);
+        }
+        // SAFETY: the global event reader, closed once, then the event files.
+        unsafe {
+            check(
+                "OTF2_Reader_CloseGlobalEvtReader",
+                sys::OTF2_Reader_CloseGlobalEvtReader(r, events),
+            )?;
+            check(
+                "OTF2_Reader_CloseEvtFiles",
+                sys::OTF2_Reader_CloseEvtFiles(r),
+            )?;
+        }
+        drop(reader);
+        Ok(state.raw)
+    }
+
+    /// The anchor file's properties (name, value).
+    fn properties(r: *mut sys::OTF2_Reader) -> Result<Vec<(String, String)>> {
+        let (mut n, mut names) = (0u32, ptr::null_mut());
+        // SAFETY: a live reader; OTF2 allocates `names` (one block, freed below).
+        check("OTF2_Reader_GetPropertyNames", unsafe {
+            sys::OTF2_Reader_GetPropertyNames(r, &mut n, &mut names)
+        })?;
+        let mut out = Vec::with_capacity(n as usize);
+        let mut result = Ok(());
+        // SAFETY: `n` name pointers, valid until `names` is freed.
+        for &name in unsafe { items(names.cast_const(), n as usize) } {
+            let mut value = ptr::null_mut();
+            // SAFETY: a name OTF2 gave; it allocates `value` with malloc, freed below.
+            let code = unsafe { sys::OTF2_Reader_GetProperty(r, name, &mut value) };
+            result = check("OTF2_Reader_GetProperty", code);
+            if result.is_err() {
+                break;
+            }
+            // SAFETY: NUL-terminated strings of OTF2's; `value` is ours to free, once.
+            unsafe {
+                out.push((text(name), text(value)));
+                free(value.cast());
+            }
+        }
+        // SAFETY: the block OTF2_Reader_GetPropertyNames allocated, freed once (null when
+        // there are no properties, which `free` takes).
+        unsafe { free(names.cast()) };
+        result.map(|()| out)
+    }
 }
 
-pub use imp::Archive;
+pub use imp::{Archive, read};
+
+#[cfg(all(test, not(mpit_otf2_missing)))]
+mod tests {
+    use super::imp::PANIC_IN;
+    use crate::{Error, Paradigm, RegionRole, SerialArchive, Summary};
+
+    /// A panic in a definition or an event callback interrupts the reading: an `Err` naming
+    /// the callback, not an unwind into OTF2.
+    #[test]
+    fn a_panicking_callback_interrupts_the_reading() {
+        let dir = std::env::temp_dir().join(format!("mpit-otf2-panic-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut a = SerialArchive::create(&dir, "traces").unwrap();
+        let main = a
+            .region("main", RegionRole::Function, Paradigm::User)
+            .unwrap();
+        let loc = a.location("Master thread", "MPI Rank 0").unwrap();
+        a.enter(loc, 1, main).unwrap();
+        a.leave(loc, 2, main).unwrap();
+        a.close(1_000, 1, 1).unwrap();
+        let anchor = dir.join("traces.otf2");
+        for callback in ["String", "Location", "Enter", "Leave"] {
+            PANIC_IN.set(Some(callback));
+            let r = Summary::read(&anchor);
+            PANIC_IN.set(None);
+            match r {
+                Err(Error::Callback {
+                    callback: c,
+                    message,
+                }) => {
+                    assert_eq!(c, callback);
+                    assert!(message.contains("as the test asked"), "{message}");
+                }
+                other => panic!("{callback}: {other:?}"),
+            }
+        }
+        let s = Summary::read(&anchor).unwrap();
+        assert_eq!(s.locations[0].records(), 2);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

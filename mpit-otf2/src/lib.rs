@@ -7,6 +7,9 @@
 //! sits above this crate: it unifies the ranks' definitions and hands each rank its mapping
 //! tables (local id -> global id), as Score-P does.
 //!
+//! [`Summary::read`] reads an archive back through OTF2's reader: its clock, properties and
+//! locations, and each location's records counted by kind.
+//!
 //! Without OTF2 installed the crate still builds; [`available`] then says what to install.
 //!
 //! ```
@@ -26,7 +29,7 @@
 
 mod ffi;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// What a region does (OTF2's `OTF2_RegionRole`).
@@ -215,6 +218,24 @@ pub enum Error {
     /// A path or name OTF2 cannot take (a NUL byte, not UTF-8), or a call in the wrong place.
     #[error("invalid argument: {0}")]
     Invalid(String),
+    /// A file of the archive cannot be read (a missing anchor file).
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A callback of OTF2's reader panicked: the reading was interrupted
+    /// (`OTF2_CALLBACK_INTERRUPT`) and nothing of it is returned.
+    #[error("the reader's {callback} callback panicked: {message}")]
+    Callback {
+        /// The record whose callback panicked (`String`, `Enter`, ...).
+        callback: &'static str,
+        /// The panic's message.
+        message: String,
+    },
 }
 
 /// Results of this crate.
@@ -235,7 +256,7 @@ pub fn available() -> Result<()> {
 pub struct RegionRef(pub u32);
 
 /// A location's reference (one stream of events), unique in the archive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LocationRef(pub u64);
 
 /// OTF2's smallest chunk (`OTF2_CHUNK_SIZE_MIN`).
@@ -680,5 +701,277 @@ impl SerialArchive {
             g.location(loc, name, events, *group)?;
         }
         self.raw.close()
+    }
+}
+
+/// The kinds of event records a [`Summary`] counts (OTF2's event records of these names;
+/// `BufferFlush` is the one OTF2 writes itself when a buffer is flushed early).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RecordKind {
+    /// A region entered.
+    Enter,
+    /// A region left.
+    Leave,
+    /// A blocking send.
+    MpiSend,
+    /// A non-blocking send posted.
+    MpiIsend,
+    /// A non-blocking send completed.
+    MpiIsendComplete,
+    /// A non-blocking receive posted.
+    MpiIrecvRequest,
+    /// A blocking receive completed.
+    MpiRecv,
+    /// A non-blocking receive completed.
+    MpiIrecv,
+    /// A request cancelled.
+    MpiRequestCancelled,
+    /// A collective call begun.
+    MpiCollectiveBegin,
+    /// A collective call ended.
+    MpiCollectiveEnd,
+    /// A metric sample.
+    Metric,
+    /// A buffer flushed to its file while the trace was written.
+    BufferFlush,
+    /// Any other record.
+    Other,
+}
+
+impl RecordKind {
+    /// Every kind, in this order (the order of [`LocationSummary::counts`]).
+    pub const ALL: [RecordKind; 14] = [
+        RecordKind::Enter,
+        RecordKind::Leave,
+        RecordKind::MpiSend,
+        RecordKind::MpiIsend,
+        RecordKind::MpiIsendComplete,
+        RecordKind::MpiIrecvRequest,
+        RecordKind::MpiRecv,
+        RecordKind::MpiIrecv,
+        RecordKind::MpiRequestCancelled,
+        RecordKind::MpiCollectiveBegin,
+        RecordKind::MpiCollectiveEnd,
+        RecordKind::Metric,
+        RecordKind::BufferFlush,
+        RecordKind::Other,
+    ];
+
+    /// OTF2's name of the record (`MpiSend`), `Other` for the rest.
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordKind::Enter => "Enter",
+            RecordKind::Leave => "Leave",
+            RecordKind::MpiSend => "MpiSend",
+            RecordKind::MpiIsend => "MpiIsend",
+            RecordKind::MpiIsendComplete => "MpiIsendComplete",
+            RecordKind::MpiIrecvRequest => "MpiIrecvRequest",
+            RecordKind::MpiRecv => "MpiRecv",
+            RecordKind::MpiIrecv => "MpiIrecv",
+            RecordKind::MpiRequestCancelled => "MpiRequestCancelled",
+            RecordKind::MpiCollectiveBegin => "MpiCollectiveBegin",
+            RecordKind::MpiCollectiveEnd => "MpiCollectiveEnd",
+            RecordKind::Metric => "Metric",
+            RecordKind::BufferFlush => "BufferFlush",
+            RecordKind::Other => "Other",
+        }
+    }
+}
+
+impl std::fmt::Display for RecordKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What an archive holds, read back through OTF2's reader ([`Summary::read`]): its clock,
+/// its properties, and per location the records by kind and the span of its timeline.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Ticks per second of the timestamps (`ClockProperties`' timer resolution).
+    pub resolution: u64,
+    /// The first tick of the trace (`ClockProperties`' global offset).
+    pub global_offset: u64,
+    /// The trace's length in ticks (`ClockProperties`' trace length).
+    pub trace_length: u64,
+    /// The anchor file's properties: name (`NAMESPACE::NAME`) -> value.
+    pub properties: BTreeMap<String, String>,
+    /// The regions' names, by global region id.
+    pub regions: Vec<String>,
+    /// Every location, in definition order.
+    pub locations: Vec<LocationSummary>,
+}
+
+/// One location (a thread) of a [`Summary`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LocationSummary {
+    /// Its id.
+    pub id: LocationRef,
+    /// Its name (`Master thread`).
+    pub name: String,
+    /// Its location group's name (a process: `MPI Rank 3`).
+    pub group: String,
+    /// Its records by kind (every kind, in [`RecordKind::ALL`]'s order).
+    pub counts: [u64; RecordKind::ALL.len()],
+    /// Its `Metric` records by metric class name (see [`Summary::read`]).
+    pub metrics: BTreeMap<String, u64>,
+    /// The time of its first record, in ticks (`None` when it has none).
+    pub first: Option<u64>,
+    /// The time of its last record, in ticks.
+    pub last: Option<u64>,
+}
+
+impl LocationSummary {
+    /// Its records of `kind`.
+    pub fn count(&self, kind: RecordKind) -> u64 {
+        self.counts[kind as usize]
+    }
+
+    /// All its records.
+    pub fn records(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Ticks from its first record to its last (0 with fewer than two).
+    pub fn span(&self) -> u64 {
+        match (self.first, self.last) {
+            (Some(f), Some(l)) => l.saturating_sub(f),
+            _ => 0,
+        }
+    }
+}
+
+impl Summary {
+    /// Reads the archive of the anchor file `anchor` (`dir/traces.otf2`) through OTF2's
+    /// reader: the properties of the anchor file, the global definitions (strings, location
+    /// groups, locations, regions, metric members and classes, clock properties), then every
+    /// location's local definitions (so that its mapping tables apply) and all events,
+    /// counted per location by [`RecordKind`]. Records of kinds without a callback here are
+    /// counted as [`RecordKind::Other`] (from the readers' positions), without their times.
+    ///
+    /// A metric class is named by its members: their common name when every member is
+    /// `NAME[i]` (mpit-prof's MPI_T events), else their names joined by `,`; a `Metric`
+    /// record of an undefined class is counted under `metric#ID`.
+    ///
+    /// A missing file, a corrupt archive or a panic in a callback is an `Err`.
+    #[doc(alias = "OTF2_Reader_Open")]
+    #[doc(alias = "OTF2_Reader_SetSerialCollectiveCallbacks")]
+    #[doc(alias = "OTF2_Reader_GetPropertyNames")]
+    #[doc(alias = "OTF2_Reader_GetProperty")]
+    #[doc(alias = "OTF2_Reader_ReadAllGlobalDefinitions")]
+    #[doc(alias = "OTF2_Reader_ReadAllLocalDefinitions")]
+    #[doc(alias = "OTF2_Reader_ReadAllGlobalEvents")]
+    pub fn read(anchor: &Path) -> Result<Summary> {
+        available()?;
+        if let Err(source) = std::fs::File::open(anchor) {
+            return Err(Error::Io {
+                path: anchor.to_path_buf(),
+                source,
+            });
+        }
+        let path = anchor
+            .to_str()
+            .ok_or_else(|| Error::Invalid(format!("{} is not UTF-8", anchor.display())))?;
+        Ok(Summary::of(ffi::read(path)?))
+    }
+
+    /// `ticks` of this trace's clock in seconds (0 without a resolution).
+    pub fn seconds(&self, ticks: u64) -> f64 {
+        if self.resolution == 0 {
+            0.0
+        } else {
+            ticks as f64 / self.resolution as f64
+        }
+    }
+
+    fn of(mut raw: ffi::Raw) -> Summary {
+        let string = |id: u32| raw.strings.get(&id).cloned().unwrap_or_default();
+        let class_names: HashMap<u32, String> = raw
+            .classes
+            .iter()
+            .map(|(&id, members)| {
+                let names: Vec<String> = members
+                    .iter()
+                    .map(|m| raw.members.get(m).map_or_else(String::new, |&s| string(s)))
+                    .collect();
+                (id, class_name(&names))
+            })
+            .collect();
+        raw.regions.sort_unstable();
+        let regions = raw.regions.iter().map(|&(_, name)| string(name)).collect();
+        let locations = raw
+            .locations
+            .iter()
+            .map(|&(id, name, group)| {
+                let tally = raw.tallies.remove(&id).unwrap_or_default();
+                let mut metrics = BTreeMap::new();
+                for (class, n) in tally.metrics {
+                    let name = class_names
+                        .get(&class)
+                        .cloned()
+                        .unwrap_or_else(|| format!("metric#{class}"));
+                    *metrics.entry(name).or_default() += n;
+                }
+                LocationSummary {
+                    id: LocationRef(id),
+                    name: string(name),
+                    group: raw
+                        .groups
+                        .get(&group)
+                        .map_or_else(String::new, |&s| string(s)),
+                    counts: tally.counts,
+                    metrics,
+                    first: tally.first,
+                    last: tally.last,
+                }
+            })
+            .collect();
+        let (resolution, global_offset, trace_length) = raw.clock;
+        Summary {
+            resolution,
+            global_offset,
+            trace_length,
+            properties: raw.properties.into_iter().collect(),
+            regions,
+            locations,
+        }
+    }
+}
+
+/// A metric class's name from its members' names: `NAME` when every one is `NAME[i]`, else
+/// the names joined by `,`.
+fn class_name(members: &[String]) -> String {
+    let prefix = |m: &str| -> Option<String> {
+        let (p, rest) = m.rsplit_once('[')?;
+        let i = rest.strip_suffix(']')?;
+        (!i.is_empty() && i.bytes().all(|b| b.is_ascii_digit())).then(|| p.to_owned())
+    };
+    let prefixes: Option<Vec<String>> = members.iter().map(|m| prefix(m)).collect();
+    match prefixes {
+        Some(p) if !p.is_empty() && p.iter().all(|x| *x == p[0]) => p[0].clone(),
+        _ => members.join(","),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kinds_index_their_counts_in_order() {
+        for (i, k) in RecordKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{k}");
+        }
+    }
+
+    #[test]
+    fn metric_classes_are_named_by_their_members() {
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(class_name(&v(&["ev[0]", "ev[1]"])), "ev");
+        assert_eq!(class_name(&v(&["ev[0]"])), "ev");
+        assert_eq!(class_name(&v(&["queue", "delta"])), "queue,delta");
+        assert_eq!(class_name(&v(&["a[0]", "b[1]"])), "a[0],b[1]");
+        assert_eq!(class_name(&v(&["a[x]"])), "a[x]");
+        assert_eq!(class_name(&[]), "");
     }
 }

@@ -1,9 +1,29 @@
-//! Archives written by `SerialArchive`, read back by OTF2's own readers: `otf2-print`
-//! (Debian's `otf2-tools`) and the Python reader (`python3-otf2`).
+//! Archives written by `SerialArchive` and `Archive`, read back by OTF2's own readers:
+//! `otf2-print` (Debian's `otf2-tools`), the Python reader (`python3-otf2`), and this
+//! crate's `Summary` (OTF2's reader API).
 
 use std::process::Command;
 
-use mpit_otf2::{Paradigm, RegionRole, SerialArchive};
+use mpit_otf2::{Error, Paradigm, RecordKind, RegionRole, SerialArchive, Summary};
+
+/// The summary of `dir/traces.otf2`, which must read.
+fn summary(dir: &std::path::Path) -> Summary {
+    Summary::read(&dir.join("traces.otf2")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
+/// Ticks per second, the first tick and the length.
+fn clock(s: &Summary) -> (u64, u64, u64) {
+    (s.resolution, s.global_offset, s.trace_length)
+}
+
+/// A location's non-zero counts, by kind.
+fn kinds(l: &mpit_otf2::LocationSummary) -> Vec<(RecordKind, u64)> {
+    RecordKind::ALL
+        .iter()
+        .map(|&k| (k, l.count(k)))
+        .filter(|&(_, n)| n > 0)
+        .collect()
+}
 
 /// `otf2-print ARGS dir/traces.otf2`'s standard output, asserting it succeeded.
 fn otf2_print(dir: &std::path::Path, args: &[&str]) -> String {
@@ -53,6 +73,32 @@ fn otf2_print_reads_every_record() {
     let leaves = text.lines().filter(|l| l.starts_with("LEAVE")).count();
     assert_eq!((enters, leaves), (8, 8), "{text}");
     assert!(text.contains("\"MPI_Send\""), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_summary_counts_every_record_of_a_serial_archive() {
+    let dir = archive("summary");
+    let s = summary(&dir);
+    assert_eq!(clock(&s), (1_000_000_000, 100, 55));
+    assert!(s.properties.is_empty(), "{:?}", s.properties);
+    assert_eq!(s.regions, ["main", "MPI_Send"]);
+    assert_eq!(s.locations.len(), 2);
+    for (i, l) in s.locations.iter().enumerate() {
+        let t0 = 100 + 5 * i as u64;
+        assert_eq!(l.id.0, i as u64);
+        assert_eq!(l.name, "Master thread");
+        assert_eq!(l.group, format!("MPI Rank {i}"));
+        assert_eq!(
+            kinds(l),
+            [(RecordKind::Enter, 4), (RecordKind::Leave, 4)],
+            "{l:?}"
+        );
+        assert_eq!((l.first, l.last), (Some(t0), Some(t0 + 50)));
+        assert_eq!(l.span(), 50);
+        assert!(l.metrics.is_empty());
+    }
+    assert_eq!(s.seconds(s.locations[0].span()), 50e-9);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -215,6 +261,127 @@ fn otf2_print_reads_the_mpi_and_metric_records_through_the_mappings() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Every kind once (Enter and Leave twice), the metric class by its members' names, the
+/// property: through the mapping tables of the local definitions.
+#[test]
+fn the_summary_counts_the_mpi_and_metric_records_through_the_mappings() {
+    let dir = mpi_archive("mpi-summary");
+    let s = summary(&dir);
+    assert_eq!(clock(&s), (1_000_000_000, 100, 50));
+    assert_eq!(
+        s.properties
+            .get("MPIT_PROF::MPI_T_EVENTS")
+            .map(String::as_str),
+        Some("supported"),
+        "{:?}",
+        s.properties
+    );
+    assert_eq!(s.locations.len(), 1);
+    let l = &s.locations[0];
+    assert_eq!(
+        (l.name.as_str(), l.group.as_str()),
+        ("Master thread", "MPI Rank 0")
+    );
+    let want: Vec<(RecordKind, u64)> = RecordKind::ALL
+        .iter()
+        .filter(|k| !matches!(k, RecordKind::BufferFlush | RecordKind::Other))
+        .map(|&k| {
+            (
+                k,
+                if matches!(k, RecordKind::Enter | RecordKind::Leave) {
+                    2
+                } else {
+                    1
+                },
+            )
+        })
+        .collect();
+    assert_eq!(kinds(l), want);
+    assert_eq!(l.records(), 14);
+    assert_eq!(
+        l.metrics.iter().collect::<Vec<_>>(),
+        [(&"queue,delta".to_string(), &1)]
+    );
+    assert_eq!((l.first, l.last), (Some(100), Some(150)));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The location's mapping table of metric classes swaps them (local 0 is global 1): the
+/// summary names each event by its global class, which only the local definitions tell.
+#[test]
+fn the_mapping_tables_apply_to_the_metric_events() {
+    use mpit_otf2::{
+        Archive, LocationRef, Mapping, MetricMode, MetricValue, Options, Serial, ValueType,
+    };
+    let dir = std::env::temp_dir().join(format!("mpit-otf2-mapped-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut a = Archive::create(&dir, "traces", Serial, Options::default()).unwrap();
+    let loc = LocationRef(0);
+    for (t, local) in [(10, 0), (11, 0), (12, 1)] {
+        a.metric(loc, t, local, &[MetricValue::Uint(t)]).unwrap();
+    }
+    a.close_events().unwrap();
+    a.write_local(loc, &[(Mapping::Metric, vec![1, 0])], &[])
+        .unwrap();
+    let mut g = a.globals().unwrap();
+    g.clock(1_000, 10, 2).unwrap();
+    g.system_tree_node(0, "machine", "machine", None).unwrap();
+    g.location_group(0, "MPI Rank 0", 0).unwrap();
+    g.location(loc, "Master thread", 3, 0).unwrap();
+    for (id, name) in [(0, "alpha[0]"), (1, "beta[0]")] {
+        g.metric_member(
+            id,
+            name,
+            "",
+            "#",
+            ValueType::Uint,
+            MetricMode::AbsolutePoint,
+        )
+        .unwrap();
+        g.metric_class(id, &[id], false).unwrap();
+    }
+    a.close().unwrap();
+    let s = summary(&dir);
+    let l = &s.locations[0];
+    assert_eq!(l.count(RecordKind::Metric), 3);
+    let by_class: Vec<(&str, u64)> = l.metrics.iter().map(|(k, &n)| (k.as_str(), n)).collect();
+    assert_eq!(by_class, [("alpha", 1), ("beta", 2)]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A missing anchor file, garbage in its place, a truncated one, a truncated event file: an
+/// `Err` each, never a panic.
+#[test]
+fn an_unreadable_archive_is_an_error() {
+    let dir = mpi_archive("mpi-broken");
+    let anchor = dir.join("traces.otf2");
+    let missing = Summary::read(&dir.join("nothing.otf2"));
+    assert!(matches!(missing, Err(Error::Io { .. })), "{missing:?}");
+    assert!(Summary::read(&dir).is_err(), "a directory");
+
+    let good = std::fs::read(&anchor).unwrap();
+    std::fs::write(&anchor, &good[..good.len() / 2]).unwrap();
+    let truncated = Summary::read(&anchor);
+    assert!(
+        matches!(truncated, Err(Error::Otf2 { .. })),
+        "{truncated:?}"
+    );
+    std::fs::write(&anchor, b"not an OTF2 anchor file\n\0\xff\xfe garbage").unwrap();
+    let garbage = Summary::read(&anchor);
+    assert!(matches!(garbage, Err(Error::Otf2 { .. })), "{garbage:?}");
+    std::fs::write(&anchor, b"").unwrap();
+    assert!(Summary::read(&anchor).is_err(), "an empty anchor file");
+
+    std::fs::write(&anchor, &good).unwrap();
+    summary(&dir);
+    let events = dir.join("traces/0.evt");
+    let bytes = std::fs::read(&events).unwrap();
+    std::fs::write(&events, &bytes[..bytes.len() / 2]).unwrap();
+    let cut = Summary::read(&anchor);
+    assert!(cut.is_err(), "{cut:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn the_python_reader_sees_messages_and_metrics_through_the_mappings() {
     let dir = mpi_archive("mpi-python");
@@ -310,5 +477,17 @@ fn a_trace_larger_than_the_memory_bound_keeps_every_event() {
         text.contains("Stop Time: 7"),
         "BUFFER_FLUSH records end at the clock's time"
     );
+    let s = summary(&dir);
+    assert_eq!(s.locations.len(), 1);
+    assert_eq!(
+        kinds(&s.locations[0]),
+        [
+            (RecordKind::Enter, pairs),
+            (RecordKind::Leave, pairs),
+            (RecordKind::BufferFlush, flushes)
+        ]
+    );
+    assert_eq!(s.locations[0].records(), counts[0].1);
+    assert_eq!(s.locations[0].first, Some(0));
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -4,7 +4,7 @@
 //! mpiexec -n 4 mpit-prof [--mode region|call] [--pvars REGEX] [--classes C,..]
 //!                        [--verbosity V] [--output DIR] [--progress] [--events]
 //!                        [--trace [--trace-buffer MIB]] -- ./app args
-//! mpit-prof report DIR
+//! mpit-prof report [--trace] DIR
 //! mpit-prof diff DIR1 DIR2
 //! ```
 //!
@@ -16,7 +16,8 @@
 //!
 //! Exit status: when it runs a program, the program's (126 when it cannot be run, 127 when it
 //! is not found, 1 when `libmpit_prof.so` is missing); `report` and `diff` exit 0, or 1 when an
-//! output directory cannot be read; 2 on a usage error. Errors go to standard error.
+//! output directory (or its trace) cannot be read; 2 on a usage error. Errors go to standard
+//! error.
 
 #![forbid(unsafe_code)]
 
@@ -40,7 +41,8 @@ const BUILD_LIBMPI: &str = env!("MPIT_PROF_BUILD_LIBMPI");
 const EXIT_STATUS: &str = "Exit status: when it runs a program, the program's (126 when it \
                            cannot be run, 127 when it is not found, 1 when libmpit_prof.so is \
                            missing); report and diff exit 0, or 1 when an output directory \
-                           cannot be read; 2 on a usage error. Errors go to standard error.";
+                           (or its trace) cannot be read; 2 on a usage error. Errors go to \
+                           standard error.";
 
 #[derive(Parser)]
 #[command(
@@ -109,7 +111,12 @@ struct Run {
 enum Sub {
     /// Print the profile table of an output directory again (from its ranks.json).
     Report {
-        /// An output directory of mpit-prof.
+        /// Instead, summarise the directory's OTF2 trace (trace/traces.otf2, or DIR names the
+        /// anchor file itself): per rank its records by kind, its MPI_T events and the span
+        /// of its timeline, and the trace's properties.
+        #[arg(long)]
+        trace: bool,
+        /// An output directory of mpit-prof (with --trace, also its trace's anchor file).
         dir: PathBuf,
     },
     /// Compare two output directories: per node and metric, both values and the change.
@@ -142,7 +149,12 @@ fn verbosity_arg(s: &str) -> Result<String, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Sub::Report { dir }) => mpit_prof::write::report(&dir).map(|t| print!("{t}")),
+        Some(Sub::Report { dir, trace: false }) => {
+            mpit_prof::write::report(&dir).map(|t| print!("{t}"))
+        }
+        Some(Sub::Report { dir, trace: true }) => {
+            mpit_prof::write::trace_report::report(&dir).map(|t| print!("{t}"))
+        }
         Some(Sub::Diff { before, after }) => {
             mpit_prof::write::diff(&before, &after).map(|t| print!("{t}"))
         }
@@ -482,6 +494,11 @@ mod tests {
         assert!(Cli::try_parse_from(["mpit-prof", "--mode", "sometimes", "--", "a"]).is_err());
         assert!(Cli::try_parse_from(["mpit-prof", "--pvars", "(", "--", "a"]).is_err());
         let cli = Cli::try_parse_from(["mpit-prof", "report", "dir"]).unwrap();
-        assert!(matches!(cli.command, Some(Sub::Report { .. })));
+        assert!(matches!(
+            cli.command,
+            Some(Sub::Report { trace: false, .. })
+        ));
+        let cli = Cli::try_parse_from(["mpit-prof", "report", "--trace", "dir"]).unwrap();
+        assert!(matches!(cli.command, Some(Sub::Report { trace: true, .. })));
     }
 }

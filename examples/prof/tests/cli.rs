@@ -1,7 +1,8 @@
 //! `mpit-prof` behaves on its command line as every tool does: `--help` and
 //! `-V` exit 0 with the usage and the version on standard output, an unknown flag exits 2 with
 //! the error on standard error; so does a run without a program, and `report` of a directory
-//! that is not an output directory exits 1 with the error on standard error.
+//! that is not an output directory (or `report --trace` of one without a trace) exits 1 with
+//! the error on standard error.
 
 use mpit_test_support::cli::{check_tool, run, text};
 
@@ -17,11 +18,19 @@ fn help_version_and_usage_errors() {
 }
 
 #[test]
-fn report_of_a_missing_directory_is_an_error_on_stderr() {
-    let out = run(TOOL, &["report", "/nonexistent/mpit-prof-dir"]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(out.stdout.is_empty(), "{out:?}");
-    assert!(text(&out.stderr).starts_with("mpit-prof: "), "{out:?}");
+fn report_of_a_missing_directory_or_trace_is_an_error_on_stderr() {
+    for (args, says) in [
+        (&["report"][..], "mpit-prof: "),
+        (
+            &["report", "--trace"][..],
+            "mpit-prof: /nonexistent/mpit-prof-dir: no such file",
+        ),
+    ] {
+        let out = run(TOOL, &[args, &["/nonexistent/mpit-prof-dir"]].concat());
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        assert!(text(&out.stderr).starts_with(says), "{out:?}");
+    }
 }
 
 #[test]

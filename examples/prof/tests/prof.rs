@@ -267,20 +267,8 @@ with otf2.reader.open(sys.argv[1]) as trace:
 fn known_pattern_traced() {
     let exe = known_pattern().display().to_string();
     let out = dir().join("known-pattern-trace");
-    let _ = std::fs::remove_dir_all(&out);
     let bare = run_mpi(RANKS, &[&exe, "3"]);
-    let traced = run_mpi(
-        RANKS,
-        &[
-            LAUNCHER,
-            "--trace",
-            "--output",
-            &out.display().to_string(),
-            "--",
-            &exe,
-            "3",
-        ],
-    );
+    let traced = trace_known_pattern(&out);
     let stderr = String::from_utf8_lossy(&traced.stderr);
     assert_eq!(
         sorted_lines(&traced.stdout),
@@ -365,6 +353,84 @@ fn known_pattern_traced() {
             assert_eq!(pvars, 0, "{text}");
         }
     }
+}
+
+/// `mpit-prof --trace --output out -- known_pattern 3` on 4 ranks, `out` emptied first.
+fn trace_known_pattern(out: &Path) -> Output {
+    let _ = std::fs::remove_dir_all(out);
+    let exe = known_pattern().display().to_string();
+    let out = out.display().to_string();
+    run_mpi(
+        RANKS,
+        &[LAUNCHER, "--trace", "--output", &out, "--", &exe, "3"],
+    )
+}
+
+/// `mpit-prof report --trace` of the traced known pattern, from the output directory and
+/// from the anchor file: rank i's `MpiSend` records are its i+1 messages, every rank's
+/// timeline spans a positive time, the properties are listed; a directory without a trace
+/// exits 1 with the reason on standard error.
+#[test]
+fn report_of_the_traced_known_pattern() {
+    let out = dir().join("known-pattern-trace-report");
+    let traced = trace_known_pattern(&out);
+    let stderr = String::from_utf8_lossy(&traced.stderr);
+    assert_eq!(traced.status.code(), Some(3), "{stderr}");
+    let report = |path: &Path| {
+        Command::new(LAUNCHER)
+            .args(["report", "--trace"])
+            .arg(path)
+            .output()
+            .expect("mpit-prof report --trace")
+    };
+    let run = report(&out);
+    let text = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&report(&out.join("trace/traces.otf2")).stdout),
+        text,
+        "the anchor file reads as its directory"
+    );
+    assert!(text.contains(&format!("in {RANKS} ranks")), "{text}");
+    for i in 0..RANKS {
+        let head = format!("\nMPI Rank {i} (");
+        let block = text
+            .split(&head)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {head:?} in\n{text}"));
+        let block = block.split("\n\n").next().unwrap();
+        let count = |kind: &str| -> Option<u64> {
+            block
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(kind)?.trim().parse().ok())
+        };
+        assert_eq!(count("MpiSend "), Some(i as u64 + 1), "rank {i}:\n{block}");
+        assert_eq!(
+            count("MpiRecv "),
+            Some(((i + RANKS - 1) % RANKS) as u64 + 1)
+        );
+        let span: f64 = block
+            .split(", span ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no span in\n{block}"));
+        assert!(span > 0.0, "rank {i}:\n{block}");
+    }
+    assert!(text.contains("\nProperties\n"), "{text}");
+    assert!(text.contains("  MPIT_PROF::MPI_T_EVENTS = "), "{text}");
+
+    let empty = dir().join("known-pattern-no-trace");
+    std::fs::create_dir_all(&empty).unwrap();
+    let run = report(&empty);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(run.stdout.is_empty());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("has no trace (trace/traces.otf2)"), "{err}");
 }
 
 /// `--trace` on `tests/c/trace_calls.c`: the non-blocking messages matched to their

@@ -762,6 +762,32 @@ with otf2.reader.open(sys.argv[1]) as trace:
             .output()
             .unwrap();
         assert!(String::from_utf8_lossy(&info.stdout).contains("MPIT_PROF::MPI_T_EVENTS"));
+        // The same through OTF2's reader API: each rank's records (its own local ids mapped),
+        // the event's metric class by its members' common name, the property.
+        let s = mpit_otf2::Summary::read(&anchor).unwrap();
+        assert_eq!(s.resolution, 1_000_000_000);
+        assert_eq!(s.properties["MPIT_PROF::MPI_T_EVENTS"], "2 types");
+        let groups: Vec<&str> = s.locations.iter().map(|l| l.group.as_str()).collect();
+        assert_eq!(groups, ["MPI Rank 0", "MPI Rank 1", "MPI Rank 2"]);
+        for (rank, l) in s.locations.iter().enumerate() {
+            use mpit_otf2::RecordKind as K;
+            let t0 = 1000 * (rank as u64 + 1);
+            let (enters, metrics, first, last) = match rank {
+                0 => (2, 1, t0 + 1, t0 + 9),
+                1 => (3, 0, t0, t0 + 10),
+                _ => (2, 0, t0 + 1, t0 + 8),
+            };
+            assert_eq!((l.count(K::Enter), l.count(K::Leave)), (enters, enters));
+            assert_eq!((l.count(K::MpiSend), l.count(K::MpiRecv)), (1, 1));
+            assert_eq!(l.count(K::MpiCollectiveEnd), 1);
+            assert_eq!(l.count(K::Metric), metrics);
+            assert_eq!(l.records(), [9, 10, 8][rank], "{l:?}");
+            assert_eq!((l.first, l.last), (Some(first), Some(last)), "{l:?}");
+        }
+        assert_eq!(
+            s.locations[0].metrics,
+            [("unexp_message_enqueued".to_string(), 1)].into()
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

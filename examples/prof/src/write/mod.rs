@@ -11,14 +11,16 @@
 //!
 //! [`write_all`] writes them (the preload library, inside `MPI_Finalize`); [`report`] renders
 //! `profile.txt` again from a directory's `ranks.json` (`mpit-prof report DIR`) and [`diff`]
-//! compares two directories (`mpit-prof diff DIR1 DIR2`). Everything but the file access is a
-//! pure function of the ranks' profiles.
+//! compares two directories (`mpit-prof diff DIR1 DIR2`); [`trace_report`] summarises a
+//! directory's OTF2 trace (`mpit-prof report --trace DIR`). Everything but the file access is
+//! a pure function of the ranks' profiles (or of the trace's summary).
 
 #![forbid(unsafe_code)]
 
 pub mod caliper;
 pub mod matrix;
 pub mod text;
+pub mod trace_report;
 
 use std::io;
 use std::path::{Path, PathBuf};
