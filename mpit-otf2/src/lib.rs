@@ -939,7 +939,7 @@ impl Summary {
 }
 
 /// A metric class's name from its members' names: `NAME` when every one is `NAME[i]`, else
-/// the names joined by `,`.
+/// the names joined by `,` (up to three; more: their count and the first).
 fn class_name(members: &[String]) -> String {
     let prefix = |m: &str| -> Option<String> {
         let (p, rest) = m.rsplit_once('[')?;
@@ -949,6 +949,7 @@ fn class_name(members: &[String]) -> String {
     let prefixes: Option<Vec<String>> = members.iter().map(|m| prefix(m)).collect();
     match prefixes {
         Some(p) if !p.is_empty() && p.iter().all(|x| *x == p[0]) => p[0].clone(),
+        _ if members.len() > 3 => format!("{} members ({}, ...)", members.len(), members[0]),
         _ => members.join(","),
     }
 }
