@@ -53,6 +53,13 @@
 //! costs. The same three without messages (each rank alone, pairs of `MPI_Comm_rank`): a
 //! tool's cost a call on this machine, without a round trip's noise.
 //!
+//! **Trace** (`PROF_BENCH_ONLY=trace`): `mpit-prof --mode region --trace` beside
+//! `--mode region` in the paired mode, `PROF_BENCH_PAIRED_RUNS` processes each, interleaved:
+//! trace / direct = (D + E_trace) / D (targets: ≤ 1.25 at 0 B and 1 KiB, ≤ 1.02 at 1 MiB) and
+//! trace / region, each with its 90% interval over processes; and the trace's size, the event
+//! files' bytes over the MPI_Send/MPI_Recv pairs recorded (their MpiSend records, read back
+//! with `mpit-prof report --trace`; target ≤ 48 bytes a pair with its message records).
+//!
 //! **Whole runs.** Real programs from Debian whose `libmpi` is, here, the one the profiler
 //! loads (`NPopenmpi` and `hpcc` on Debian's Open MPI and on the ABI-compatible Open MPI 5
 //! wheel, `NPmpich2` on Debian's MPICH), with fixed work, bare against
@@ -67,7 +74,7 @@
 //! `$CARGO_TARGET_DIR/prof-bench[-pml_monitoring].json`. Knobs: `PROF_BENCH_ROUNDS` (25),
 //! `PROF_BENCH_SECONDS` (0.2), `PROF_BENCH_PAIRED_RUNS` (10), `PROF_BENCH_PAIRED_BLOCKS` (20),
 //! `PROF_BENCH_PAIRED_SECONDS` (0.025), `PROF_BENCH_RUNS` (whole runs per side, 15),
-//! `PROF_BENCH_ONLY` (`pingpong`, `paired`, `trio` or `whole`: that part alone),
+//! `PROF_BENCH_ONLY` (`pingpong`, `paired`, `trio`, `whole` or `trace`: that part alone),
 //! `PROF_BENCH_FAST_WITHIN` (1.25: the paired part's fast processes, see below),
 //! `PROF_BENCH_PROF_BASE` (the `mpit-prof` of another build, e.g. of an earlier commit in a
 //! worktree: its call and region modes join the paired part, interleaved with this build's,
@@ -91,6 +98,11 @@ const SIZES: [u64; 3] = [0, 1024, 1 << 20];
 const REGION_TARGET: [f64; 3] = [1.05, 1.02, 1.02];
 /// Target ratio call / C wrapper.
 const CALL_TARGET: f64 = 1.10;
+/// Trace mode against the direct path per size: at most 1.25× a 0-byte (and a 1 KiB) round
+/// trip, 1.02× at 1 MiB.
+const TRACE_TARGET: [f64; 3] = [1.25, 1.25, 1.02];
+/// Bytes of trace per MPI_Send/MPI_Recv pair with its message records, on average.
+const TRACE_BYTES_TARGET: f64 = 48.0;
 /// Target ratio of a whole run under region mode to the bare run.
 const WHOLE_TARGET: f64 = 1.03;
 
@@ -106,6 +118,8 @@ enum Config {
     CallBase,
     /// Region mode of that build, paired part only.
     RegionBase,
+    /// `mpit-prof --mode region --trace` (the trace part only).
+    Trace,
 }
 
 impl Config {
@@ -133,6 +147,7 @@ impl Config {
             Config::Null => "null wrapper",
             Config::CallBase => "call (base)",
             Config::RegionBase => "region (base)",
+            Config::Trace => "trace",
         }
     }
 
@@ -268,6 +283,12 @@ impl Bench {
             Config::Null => {
                 cmd.arg("env")
                     .arg(format!("LD_PRELOAD={}", self.null.display()));
+            }
+            Config::Trace => {
+                cmd.arg(self.prof.as_ref().expect("mpit-prof is built"))
+                    .args(["--mode", "region", "--trace", "--output"])
+                    .arg(out)
+                    .arg("--");
             }
             Config::CallBase | Config::RegionBase => {
                 let mode = if config == Config::CallBase {
@@ -1008,6 +1029,198 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
            "profiler": held, "sizes": rows, "fast_processes": fast_rows})
 }
 
+/// The trace part: `mpit-prof --mode region --trace` and `--mode region` in the program's
+/// paired mode (as [`paired`]: block pairs of the direct path and the tool in one process),
+/// `PROF_BENCH_PAIRED_RUNS` processes each, interleaved. Trace / direct = (D + trace) / D and
+/// trace / region = (D + trace) / (D + region) per size, with 90% intervals over processes;
+/// and the trace's bytes per MPI_Send/MPI_Recv pair: the event files' size over the pairs the
+/// trace recorded (its MpiSend records, read back by `mpit-prof report --trace`).
+fn trace(bench: &Bench, label: &str, md: &mut String) -> Value {
+    let Some(prof) = &bench.prof else {
+        let _ = writeln!(md, "\n**Trace**: mpit-prof was not built: not run.");
+        return Value::Null;
+    };
+    let runs: usize = env_or("PROF_BENCH_PAIRED_RUNS", 10);
+    let blocks: usize = env_or("PROF_BENCH_PAIRED_BLOCKS", 20);
+    let seconds: f64 = env_or("PROF_BENCH_PAIRED_SECONDS", 0.025);
+    let configs = [Config::Region, Config::Trace];
+    let mut direct_us = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
+    let mut extra_us = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
+    let mut bytes_per_pair = Vec::new();
+    for run in 0..runs {
+        for k in 0..configs.len() {
+            let i = (run + k) % configs.len();
+            let out = bench.pingpong(
+                configs[i],
+                &["paired".into(), seconds.to_string(), blocks.to_string()],
+            );
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let mut got = 0;
+            for l in text.lines() {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let num = |j: usize| f.get(j).and_then(|v| v.parse::<f64>().ok());
+                if let (Some("pair"), Some(size), Some(n), Some(direct), Some(tool)) =
+                    (f.first().copied(), num(1), num(2), num(3), num(4))
+                {
+                    let Some(s) = SIZES.iter().position(|&x| x as f64 == size) else {
+                        fail(format!("trace ({}): size {size}?", configs[i].name()));
+                    };
+                    direct_us[i][s].push(direct / n * 1e6);
+                    extra_us[i][s].push((tool - direct) / n * 1e6);
+                    got += 1;
+                }
+            }
+            if got != blocks * SIZES.len() {
+                fail(format!(
+                    "trace run {run} ({}): {got} block pairs of {}\n{text}",
+                    configs[i].name(),
+                    blocks * SIZES.len()
+                ));
+            }
+            if configs[i] == Config::Trace {
+                bytes_per_pair.push(trace_bytes(bench, prof));
+            }
+        }
+        eprint!("\rtrace run {}/{runs}", run + 1);
+    }
+    eprintln!();
+    let _ = writeln!(
+        md,
+        "\n**Trace** (in one process, as above): `--mode region --trace` and `--mode region`, \
+         each tool's extra time per round trip against the direct path.\n\n\
+         | implementation | size | direct µs | region + ns | trace + ns | trace/direct \
+         | trace/region | target |\n|---|---|---|---|---|---|---|---|"
+    );
+    let directs_of = |s: usize| -> Vec<&[f64]> { direct_us.iter().map(|v| &v[s][..]).collect() };
+    let mut rows = Vec::new();
+    for (s, &size) in SIZES.iter().enumerate() {
+        let d = median(
+            &mut direct_us
+                .iter()
+                .flat_map(|v| v[s].clone())
+                .collect::<Vec<_>>(),
+        );
+        let (region, traced) = (
+            median(&mut extra_us[0][s].clone()),
+            median(&mut extra_us[1][s].clone()),
+        );
+        let directs = directs_of(s);
+        let over_d = (d + traced) / d;
+        let over_d_i = process_interval(&directs, &extra_us[1][s], None, blocks, |d, e, _| {
+            (d + e) / d
+        });
+        let over_r = (d + traced) / (d + region);
+        let over_r_i = process_interval(
+            &directs,
+            &extra_us[1][s],
+            Some(&extra_us[0][s]),
+            blocks,
+            |d, a, b| (d + a) / (d + b),
+        );
+        let t = TRACE_TARGET[s];
+        let settled = if over_d_i.1 <= t || over_d_i.0 > t {
+            ""
+        } else {
+            ", unsettled"
+        };
+        let met = if over_d <= t { "ok" } else { "**MISS**" };
+        let _ = writeln!(
+            md,
+            "| {label} | {} | {d:.3} | {:.1} | {:.1} | {over_d:.3} [{:.3}, {:.3}] | {over_r:.3} \
+             [{:.3}, {:.3}] | trace/direct ≤ {t:.2} {met}{settled} |",
+            size_name(size),
+            region * 1e3,
+            traced * 1e3,
+            over_d_i.0,
+            over_d_i.1,
+            over_r_i.0,
+            over_r_i.1,
+        );
+        mpit_benches::record(&mpit_benches::Row {
+            bench: "prof",
+            op: &format!("pingpong_trace_over_bare_{}", size_name(size)),
+            unit: "us/round trip",
+            raw: d,
+            safe: d + traced,
+            ratio: over_d,
+            ratio_of_mins: None,
+            rounds: runs * blocks,
+            target: Some(t),
+            note: "in one process: trace mode's extra time over the direct PMPI_ path",
+        });
+        rows.push(json!({
+            "size": size,
+            "direct_us": d,
+            "region_extra_us": region,
+            "trace_extra_us": traced,
+            "trace_over_direct": {"ratio": over_d, "interval90": over_d_i, "target": t},
+            "trace_over_region": {"ratio": over_r, "interval90": over_r_i},
+        }));
+    }
+    let b = median(&mut bytes_per_pair.clone());
+    let _ = writeln!(
+        md,
+        "\nTrace size: {b:.1} bytes per MPI_Send/MPI_Recv pair with its records (median over \
+         {} processes; Enter, MpiSend, Leave, Enter, MpiRecv, Leave per pair; target ≤ \
+         {TRACE_BYTES_TARGET}: {}). {runs} processes per tool interleaved, {blocks} block pairs \
+         of ~{seconds} s per size in each.",
+        bytes_per_pair.len(),
+        if b <= TRACE_BYTES_TARGET {
+            "ok"
+        } else {
+            "**MISS**"
+        },
+    );
+    mpit_benches::record(&mpit_benches::Row {
+        bench: "prof",
+        op: "trace_bytes_per_send_recv_pair",
+        unit: "bytes",
+        raw: TRACE_BYTES_TARGET,
+        safe: b,
+        ratio: b / TRACE_BYTES_TARGET,
+        ratio_of_mins: None,
+        rounds: bytes_per_pair.len(),
+        target: Some(1.0),
+        note: "the trace's event files over the MPI_Send/MPI_Recv pairs it recorded, against 48 B",
+    });
+    json!({"processes": runs, "blocks": blocks, "sizes": rows,
+           "bytes_per_send_recv_pair": b, "bytes_per_pair_runs": bytes_per_pair})
+}
+
+/// The last trace run's event files' bytes over the MpiSend records in it (both ranks).
+fn trace_bytes(bench: &Bench, prof: &Path) -> f64 {
+    let dir = bench
+        .work
+        .join(format!("out-{}", Config::Trace.key()))
+        .join("trace");
+    let events: u64 = std::fs::read_dir(dir.join("traces"))
+        .unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())))
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "evt"))
+        .filter_map(|e| e.metadata().ok().map(|m| m.len()))
+        .sum();
+    let out = run(
+        {
+            let mut c = Command::new(prof);
+            c.args(["report", "--trace"]).arg(&dir);
+            c
+        },
+        "mpit-prof report --trace",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let sends: u64 = text
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("MpiSend")).then(|| w.next()?.parse::<u64>().ok())?
+        })
+        .sum();
+    if sends == 0 {
+        fail(format!("no MpiSend record in the trace:\n{text}"));
+    }
+    events as f64 / sends as f64
+}
+
 /// Checks the profile of the last ping-pong run under `config` (its `ranks.json`): both ranks
 /// made as many MPI_Send calls as the program (the warm-up included); says how many pvar
 /// handles the profiler held.
@@ -1382,6 +1595,7 @@ fn main() {
     let pp1 = part("paired").then(|| paired(&bench, &label, &mut md));
     let floor = part("trio").then(|| trio(&bench, &label, &mut md));
     let whole = part("whole").then(|| whole_runs(&bench, &label, &mut md));
+    let traced = part("trace").then(|| trace(&bench, &label, &mut md));
 
     println!("\nmpit-prof overhead, {label}, 2 ranks:\n\n{md}");
     let suffix = if monitoring.is_some() {
@@ -1403,6 +1617,7 @@ fn main() {
         "paired": pp1,
         "trio": floor,
         "whole_runs": whole,
+        "trace": traced,
         "markdown": md,
     });
     std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
