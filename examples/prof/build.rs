@@ -522,6 +522,10 @@ const TRACED: &[(&str, &str, &[usize], Option<usize>)] = &[
     ("MPI_Irsend", "isend", &[1, 2, 3, 4, 5, 6], None),
     ("MPI_Recv", "recv", &[1, 2, 3, 4, 5, 6], Some(6)),
     ("MPI_Irecv", "irecv", &[5, 6], None),
+    ("MPI_Mprobe", "mprobe", &[2, 3], None),
+    ("MPI_Improbe", "improbe", &[2, 3, 4], None),
+    ("MPI_Mrecv", "mrecv", &[3, 4], Some(4)),
+    ("MPI_Imrecv", "imrecv", &[3, 4], None),
     (
         "MPI_Sendrecv",
         "sendrecv",

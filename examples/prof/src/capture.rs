@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 #[cfg(mpit_abi)]
 use crate::abi as mpi_sys;
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status};
 
 use std::sync::Arc;
 
@@ -70,6 +70,9 @@ struct Tracer {
     /// The communicators seen, with their definition (`None`: an intercommunicator).
     comms: Vec<(MPI_Comm, Option<CommRef>)>,
     pending: HashMap<Key, Pending>,
+    /// Messages matched by `MPI_Mprobe`/`MPI_Improbe`, with their communicator, until
+    /// `MPI_Mrecv`/`MPI_Imrecv` receives them.
+    matched: HashMap<Key, Option<CommRef>>,
     next_request: u64,
     comm_labels: u32,
     /// The MPI_T event instances the engine keeps for the trace, and each source's clock.
@@ -83,6 +86,8 @@ struct Tracer {
     clamped: u64,
     /// Call mode: the variables are read at every call too (else at region boundaries).
     call_mode: bool,
+    /// The time of the current call's end records, for its `Leave` (none: take the time).
+    end: Option<u64>,
     /// The variables' metric class: their names, in the order read, and its reference.
     pvar_class: Option<(Vec<String>, MetricRef)>,
 }
@@ -141,16 +146,17 @@ fn metric_value(v: Value) -> MetricValue {
     }
 }
 
-/// A request handle as a key (MPICH's are `int`s, Open MPI's and the ABI's pointers).
+/// A request's or a matched message's handle as a key (MPICH's are `int`s, Open MPI's and
+/// the ABI's pointers).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct Key(u64);
 
-fn key(r: MPI_Request) -> Key {
+fn key<H: Copy>(r: H) -> Key {
     // A handle's bits: an int or a pointer, at most 64 bits either way.
     let mut bits = [0u8; 8];
-    let n = std::mem::size_of::<MPI_Request>().min(8);
+    let n = std::mem::size_of::<H>().min(8);
     // SAFETY: `r` is a plain value of `n` <= 8 bytes; its bytes are copied, not interpreted.
-    let raw = unsafe { std::slice::from_raw_parts((&r as *const MPI_Request).cast::<u8>(), n) };
+    let raw = unsafe { std::slice::from_raw_parts((&r as *const H).cast::<u8>(), n) };
     bits[..n].copy_from_slice(raw);
     Key(u64::from_ne_bytes(bits))
 }
@@ -361,6 +367,8 @@ impl Tracer {
         let now = now();
         while let Some(e) = q.queue.pop() {
             self.event(&q, e, now);
+            // A Leave after these is later than the call's end records.
+            self.end = None;
         }
     }
 
@@ -503,6 +511,7 @@ impl Tracer {
         self.drain();
         let t = now();
         self.last = t;
+        self.end = Some(t);
         t
     }
 
@@ -597,6 +606,7 @@ pub(crate) fn traced<R>(function: usize, pmpi: impl FnMut() -> R) -> R {
 fn enter(function: usize) -> u64 {
     let values = call_pvars();
     with(|t| {
+        t.end = None;
         t.drain();
         let t0 = now();
         if let Some(r) = t.region(function) {
@@ -614,7 +624,9 @@ fn leave(function: usize) {
     let values = call_pvars();
     with(|t| {
         t.drain();
-        let t1 = now();
+        // At the call's end records' time when nothing came between (one timestamp fewer in
+        // the trace: OTF2 writes a time only where it changes).
+        let t1 = t.end.take().unwrap_or_else(now);
         t.pvars(t1, &values);
         if let Some(r) = t.region(function) {
             t.sink.leave(t.loc, t1, r);
@@ -751,6 +763,110 @@ pub(crate) unsafe fn irecv(
         let id = tr.next_request;
         tr.next_request += 1;
         let comm = tr.comm(comm);
+        // SAFETY: the call succeeded, so it wrote the new request there.
+        tr.pending
+            .insert(key(unsafe { *request }), Pending::Recv { id, comm });
+        tr.sink.mpi_irecv_request(tr.loc, t0, id);
+    })
+}
+
+/// `MPI_Mprobe`: the matched message's communicator remembered for its `MPI_Mrecv`.
+///
+/// # Safety
+/// As [`send`]; `message` is the call's out-parameter.
+pub(crate) unsafe fn mprobe(
+    function: usize,
+    comm: MPI_Comm,
+    message: *mut MPI_Message,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    // SAFETY: the caller's contract (a null flag: always matched).
+    unsafe { improbe(function, comm, std::ptr::null_mut(), message, pmpi) }
+}
+
+/// `MPI_Improbe` (and [`mprobe`], with a null `flag`).
+///
+/// # Safety
+/// As [`send`]; a non-null `flag` and `message` are the call's out-parameters.
+pub(crate) unsafe fn improbe(
+    function: usize,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    message: *mut MPI_Message,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    around(function, pmpi, |tr, rc, _| {
+        // SAFETY: `flag` as the caller says; the call succeeded and wrote `message`.
+        if unsafe { done(rc, flag) } && !message.is_null() {
+            let c = tr.comm(comm);
+            // SAFETY: as above.
+            tr.matched.insert(key(unsafe { *message }), c);
+        }
+    })
+}
+
+/// `MPI_Mrecv`: `MpiRecv` from the status, on the communicator its probe matched in.
+///
+/// # Safety
+/// As [`recv`]; `message` is the call's message.
+pub(crate) unsafe fn mrecv(
+    function: usize,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    // SAFETY: the caller's message, read before the call changes it.
+    let k = (!message.is_null()).then(|| key(unsafe { *message }));
+    let mut own = MaybeUninit::uninit();
+    let st = self::status(status, &mut own);
+    around(
+        function,
+        move || pmpi(st),
+        |tr, rc, _| {
+            let comm = k.and_then(|k| tr.matched.remove(&k)).flatten();
+            if rc != SUCCESS {
+                return;
+            }
+            // SAFETY: the receive succeeded and wrote `st` (MPI_MESSAGE_NO_PROC: source
+            // MPI_PROC_NULL, left out below).
+            let (from, tag, n) = unsafe { received(st) };
+            if let Some(comm) = comm
+                && from >= 0
+                && from != proc_null()
+            {
+                let m = Message {
+                    peer: from as u32,
+                    comm,
+                    tag: tag.max(0) as u32,
+                    bytes: n,
+                };
+                let t = tr.stamp();
+                tr.sink.mpi_recv(tr.loc, t, m);
+            }
+        },
+    )
+}
+
+/// `MPI_Imrecv`: `MpiIrecvRequest`, the request completed as an `MPI_Irecv`'s on the
+/// communicator its probe matched in.
+///
+/// # Safety
+/// As [`send`]; `message` is the call's message, `request` its out-parameter.
+pub(crate) unsafe fn imrecv(
+    function: usize,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    // SAFETY: the caller's message, read before the call changes it.
+    let k = (!message.is_null()).then(|| key(unsafe { *message }));
+    around(function, pmpi, |tr, rc, t0| {
+        let comm = k.and_then(|k| tr.matched.remove(&k)).flatten();
+        if rc != SUCCESS || request.is_null() {
+            return;
+        }
+        let id = tr.next_request;
+        tr.next_request += 1;
         // SAFETY: the call succeeded, so it wrote the new request there.
         tr.pending
             .insert(key(unsafe { *request }), Pending::Recv { id, comm });
@@ -1326,6 +1442,7 @@ pub(crate) fn start(
         regions: vec![None; FUNCTIONS.len()],
         comms: Vec::new(),
         pending: HashMap::new(),
+        matched: HashMap::new(),
         next_request: 0,
         comm_labels: 0,
         events,
@@ -1335,6 +1452,7 @@ pub(crate) fn start(
         clamped: 0,
         call_mode,
         pvar_class: None,
+        end: None,
     };
     TRACER.with(|c| *c.borrow_mut() = Some(tracer));
     TRACING.store(true, Relaxed);

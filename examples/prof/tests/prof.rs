@@ -436,8 +436,8 @@ fn report_of_the_traced_known_pattern() {
 /// `--trace` on `tests/c/trace_calls.c`: the non-blocking messages matched to their
 /// completions (`MPI_Waitall`, `_Waitany`, `_Test`, `_Wait`, statuses ignored or not), the
 /// peers of `MPI_ANY_SOURCE` receives from their statuses, `MPI_Sendrecv`, nothing for
-/// `MPI_PROC_NULL`, a split communicator defined by its members, and the collectives' roots
-/// and bytes.
+/// `MPI_PROC_NULL`, a split communicator defined by its members, the collectives' roots and
+/// bytes, and the receives of matched probes (`MPI_Mrecv`, `MPI_Imrecv`).
 #[test]
 fn traced_calls_carry_their_arguments() {
     let exe = compile("trace_calls").display().to_string();
@@ -485,8 +485,17 @@ fn traced_calls_carry_their_arguments() {
         }
         let complete = format!("MpiIsendComplete MPI Rank {i}");
         assert_eq!(count(&complete), 3, "{text}");
+        // Three rounds and the MPI_Imrecv.
         let requests = format!("MpiIrecvRequest MPI Rank {i}");
-        assert_eq!(count(&requests), 3, "{text}");
+        assert_eq!(count(&requests), 4, "{text}");
+        // The matched probes' receives: from the predecessor, on MPI_COMM_WORLD.
+        let mrecv = format!("MpiRecv MPI Rank {i} MPI_COMM_WORLD {from} 16 60");
+        let imrecv = format!("MpiIrecv MPI Rank {i} MPI_COMM_WORLD {from} 17 70");
+        assert_eq!(
+            (count(&mrecv), count(&imrecv)),
+            (1, 1),
+            "{mrecv} / {imrecv} in\n{text}"
+        );
         let sr = format!(
             "MpiSend MPI Rank {i} MPI_COMM_WORLD {to} 13 {}",
             400 * (i + 1)

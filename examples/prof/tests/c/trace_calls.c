@@ -2,8 +2,10 @@
  * completed by MPI_Waitall (statuses ignored), MPI_Waitany, MPI_Test and MPI_Wait, a
  * MPI_Sendrecv, a send to MPI_PROC_NULL (no message), a message on a communicator split by
  * parity, and the collectives MPI_Bcast (root 1), MPI_Reduce (root 2), MPI_Allreduce and
- * MPI_Barrier. Rank r's messages to its successor carry tag 10 + k and 100 * (r + 1) * (k + 1)
- * bytes in round k. Prints one line per rank. */
+ * MPI_Barrier, and matched probes: MPI_Mprobe + MPI_Mrecv (tag 16, 60 bytes) and
+ * MPI_Improbe + MPI_Imrecv + MPI_Wait (tag 17, 70 bytes) around the ring. Rank r's messages to
+ * its successor carry tag 10 + k and 100 * (r + 1) * (k + 1) bytes in round k. Prints one line
+ * per rank. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,15 @@ int main(int argc, char **argv) {
   if (hr == 0) MPI_Send(out, 50, MPI_BYTE, 1, 15, half);
   if (hr == 1) MPI_Recv(in, 4096, MPI_BYTE, 0, 15, half, MPI_STATUS_IGNORE);
   MPI_Comm_free(&half);
+  /* Matched probes: the receive has no tag or source of its own, only the message. */
+  MPI_Message m;
+  MPI_Send(out, 60, MPI_BYTE, to, 16, MPI_COMM_WORLD);
+  MPI_Mprobe(from, 16, MPI_COMM_WORLD, &m, MPI_STATUS_IGNORE);
+  MPI_Mrecv(in, 4096, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+  MPI_Send(out, 70, MPI_BYTE, to, 17, MPI_COMM_WORLD);
+  for (int flag = 0; !flag;) MPI_Improbe(from, 17, MPI_COMM_WORLD, &flag, &m, MPI_STATUS_IGNORE);
+  MPI_Imrecv(in, 4096, MPI_BYTE, &m, &r[0]);
+  MPI_Wait(&r[0], MPI_STATUS_IGNORE);
   int ints[8] = {0};
   double d[4] = {1, 2, 3, 4}, sum[4];
   MPI_Bcast(ints, 8, MPI_INT, 1, MPI_COMM_WORLD);
