@@ -752,6 +752,35 @@ for k, v in counts.items():
     t
 }
 
+/// The keys whose counts differ between `a` and `b`, with both counts (0 for none).
+fn differing<'a, K: Ord + Clone>(
+    a: &'a BTreeMap<K, u64>,
+    b: &'a BTreeMap<K, u64>,
+) -> impl Iterator<Item = (K, u64, u64)> + 'a {
+    let keys: BTreeSet<&K> = a.keys().chain(b.keys()).collect();
+    keys.into_iter().filter_map(|k| {
+        let (x, y) = (
+            a.get(k).copied().unwrap_or(0),
+            b.get(k).copied().unwrap_or(0),
+        );
+        (x != y).then(|| (k.clone(), x, y))
+    })
+}
+
+/// The first 12 of `lines`, and how many more.
+fn first_lines(lines: &[String]) -> String {
+    let mut text = lines
+        .iter()
+        .take(12)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n");
+    if lines.len() > 12 {
+        text += &format!("\n... and {} more", lines.len() - 12);
+    }
+    text
+}
+
 /// Calls of each MPI function per (rank, function) in the profile.
 fn calls_by_function(p: &Profile) -> BTreeMap<(usize, String), u64> {
     let mut all = BTreeMap::new();
@@ -783,52 +812,28 @@ fn check_trace(traced: &Run, p: &Profile) -> TraceCounts {
     );
     let t = count_trace(&anchor);
     let want = calls_by_function(p);
-    if t.enters != want {
-        let differ: Vec<_> = want
-            .keys()
-            .chain(t.enters.keys())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .filter(|k| want.get(*k) != t.enters.get(*k))
-            .map(|k| {
-                format!(
-                    "rank {} {}: {:?} calls, {:?} Enter records",
-                    k.0,
-                    k.1,
-                    want.get(k),
-                    t.enters.get(k)
-                )
-            })
-            .collect();
-        panic!(
-            "the trace's Enter records are not the profile's calls:\n{}",
-            differ.join("\n")
-        );
-    }
-    if t.sent != t.received {
-        let differ: Vec<_> = t
-            .sent
-            .keys()
-            .chain(t.received.keys())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .filter(|k| t.sent.get(*k) != t.received.get(*k))
-            .map(|(from, to, tag, bytes)| {
-                let k = (*from, *to, *tag, *bytes);
-                format!(
-                    "{from} -> {to}, tag {tag}, {bytes} bytes: sent {}, received {}",
-                    t.sent.get(&k).unwrap_or(&0),
-                    t.received.get(&k).unwrap_or(&0)
-                )
-            })
-            .collect();
-        panic!(
-            "messages sent and received differ ({} sent, {} received):\n{}",
-            t.sent.values().sum::<u64>(),
-            t.received.values().sum::<u64>(),
-            differ.join("\n")
-        );
-    }
+    let differ: Vec<String> = differing(&want, &t.enters)
+        .map(|((rank, f), calls, enters)| {
+            format!("rank {rank} {f}: {calls} calls, {enters} Enter records")
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "the trace's Enter records are not the profile's calls:\n{}",
+        first_lines(&differ)
+    );
+    let differ: Vec<String> = differing(&t.sent, &t.received)
+        .map(|((from, to, tag, bytes), sent, received)| {
+            format!("{from} -> {to}, tag {tag}, {bytes} bytes: sent {sent}, received {received}")
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "messages sent and received differ ({} sent, {} received):\n{}",
+        t.sent.values().sum::<u64>(),
+        t.received.values().sum::<u64>(),
+        first_lines(&differ)
+    );
     assert!(!t.sent.is_empty(), "no message in the trace");
     let info = Command::new("otf2-print")
         .arg("-I")
