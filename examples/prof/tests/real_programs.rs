@@ -35,12 +35,12 @@
 //! needing `libmpi.so.12`. It needs Debian's name, `libmpich.so.12`, which mpich-ev's build of
 //! the same MPICH 4.0.2 does not have (`libmpi.so.12.2.2`, as Debian's `libmpich.so.12.2.2`:
 //! one interface version), so under `scripts/with-mpi mpich-ev` it loads Debian's MPICH; and
-//! the launcher compares `DT_NEEDED` names, so runs nothing needing another name. The copy's
+//! the launcher compares `DT_NEEDED` names: it profiles nothing that needs another. The copy's
 //! one change is that name in its dynamic string table (`under_our_name`). Elsewhere a test
-//! says why it has nothing to run and passes. A program that is not
-//! installed fails the test under `CI=true` and is said and passed otherwise (scripts/lib.sh's
-//! `setup` installs them: `REAL_PROGRAMS_APT`), and so are the trace's readers (`otf2-tools`,
-//! `python3-otf2`: `APT_PACKAGES`).
+//! says why it has nothing to run and passes. A program that is not installed fails the test
+//! under `CI=true` and is said and passed otherwise (scripts/lib.sh's `setup` installs them:
+//! `REAL_PROGRAMS_APT`), and so are the trace's readers (`otf2-tools`, `python3-otf2`:
+//! `APT_PACKAGES`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
