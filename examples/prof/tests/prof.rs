@@ -245,6 +245,12 @@ with otf2.reader.open(sys.argv[1]) as trace:
         else:
             print(n, g)
 "#;
+    python_on_trace(script, anchor)
+}
+
+/// The standard output of `script` run by Debian's Python (the one `python3-otf2` installs
+/// into) on the trace at `anchor` (its `sys.argv[1]`); a panic if it fails.
+pub(crate) fn python_on_trace(script: &str, anchor: &Path) -> String {
     let out = Command::new("/usr/bin/python3")
         .args(["-c", script])
         .arg(anchor)
@@ -576,17 +582,7 @@ with otf2.reader.open(sys.argv[1]) as trace:
         elif n == "Metric" and g == "MPI Rank 0":
             print("E", ev.time, ev.metric.members[0].name)
 "#;
-    let py = Command::new("/usr/bin/python3")
-        .args(["-c", script])
-        .arg(&anchor)
-        .output()
-        .expect("/usr/bin/python3 runs");
-    let text = String::from_utf8_lossy(&py.stdout);
-    assert!(
-        py.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&py.stderr)
-    );
+    let text = python_on_trace(script, &anchor);
     let times = |kind: &str, rest: &dyn Fn(&[&str]) -> bool| -> Vec<u64> {
         text.lines()
             .map(|l| l.split_whitespace().collect::<Vec<_>>())
