@@ -150,10 +150,17 @@ mod imp {
         include!(concat!(env!("OUT_DIR"), "/otf2.rs"));
     }
 
+    #[inline(always)]
     fn check(call: &'static str, code: sys::OTF2_ErrorCode) -> Result<()> {
         if code == sys::OTF2_ErrorCode_OTF2_SUCCESS {
             return Ok(());
         }
+        failed(call, code)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn failed(call: &'static str, code: sys::OTF2_ErrorCode) -> Result<()> {
         // SAFETY: OTF2_Error_GetName returns a static NUL-terminated string for any code.
         let name = unsafe { CStr::from_ptr(sys::OTF2_Error_GetName(code)) };
         Err(Error::Otf2 {
@@ -704,6 +711,12 @@ mod imp {
         }
 
         fn writer(&mut self, loc: u64) -> Result<*mut sys::OTF2_EvtWriter> {
+            // Most records go to the location of the record before.
+            if let Some(&(l, w)) = self.evts.last()
+                && l == loc
+            {
+                return Ok(w);
+            }
             if let Some((_, w)) = self.evts.iter().find(|(l, _)| *l == loc) {
                 return Ok(*w);
             }

@@ -24,7 +24,7 @@ use std::mem::MaybeUninit;
 use std::os::raw::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 #[cfg(mpit_abi)]
 use crate::abi as mpi_sys;
@@ -52,8 +52,27 @@ pub(crate) fn tracing() -> bool {
     TRACING.load(Relaxed)
 }
 
-thread_local! {
-    static TRACER: RefCell<Option<Tracer>> = const { RefCell::new(None) };
+/// The tracer, reached by the thread that started it alone (`OWNER`): a static, not a
+/// thread-local, because a thread-local of a shared library costs a call per access
+/// (`__tls_get_addr`), and a traced call makes several.
+struct TracerCell(RefCell<Option<Tracer>>);
+
+// SAFETY: the cell is touched only through `with`, `start` and `finish`, each after checking
+// that the calling thread is `OWNER` (set by `start` on its own thread before the tracer is
+// put in, never changed while it is there): one thread ever touches it.
+unsafe impl Sync for TracerCell {}
+
+static TRACER: TracerCell = TracerCell(RefCell::new(None));
+/// The thread that started the trace (`glue::thread_id`), 0 before.
+static OWNER: AtomicUsize = AtomicUsize::new(0);
+/// Call mode: the variables are read at every call too (the wrappers' test, without the
+/// tracer).
+static CALL_MODE: AtomicBool = AtomicBool::new(false);
+
+/// The tracer's cell, if the calling thread is the one that started the trace.
+#[inline(always)]
+fn cell() -> Option<&'static RefCell<Option<Tracer>>> {
+    (OWNER.load(Relaxed) == glue::thread_id()).then_some(&TRACER.0)
 }
 
 /// A non-blocking call waiting for its completion.
@@ -84,8 +103,6 @@ struct Tracer {
     last: u64,
     /// Event times moved into `[last, now]` (a source clock off the trace's).
     clamped: u64,
-    /// Call mode: the variables are read at every call too (else at region boundaries).
-    call_mode: bool,
     /// The time of the current call's end records, for its `Leave` (none: take the time).
     end: Option<u64>,
     /// The variables' metric class: their names, in the order read, and its reference.
@@ -363,7 +380,15 @@ impl Tracer {
     /// elements, or an instance whose data could not be read), `<type>.dropped` for the
     /// counts MPI reports dropped.
     fn drain(&mut self) {
-        let Some(q) = self.events.clone() else { return };
+        // Most calls find the queue empty: no clock read, no reference count then.
+        let Some(q) = self
+            .events
+            .as_ref()
+            .filter(|q| !q.queue.is_empty())
+            .cloned()
+        else {
+            return;
+        };
         let now = now();
         while let Some(e) = q.queue.pop() {
             self.event(&q, e, now);
@@ -569,13 +594,8 @@ impl Tracer {
 /// stops the trace for the rest of the run and is said once.
 fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
     let r = catch_unwind(AssertUnwindSafe(|| {
-        TRACER
-            .try_with(|c| {
-                let mut g = c.try_borrow_mut().ok()?;
-                g.as_mut().map(f)
-            })
-            .ok()
-            .flatten()
+        let mut g = cell()?.try_borrow_mut().ok()?;
+        g.as_mut().map(f)
     }));
     r.unwrap_or_else(|_| {
         if TRACING.swap(false, Relaxed) {
@@ -1361,7 +1381,7 @@ fn read_pvars() -> Vec<crate::Current> {
 
 /// Call mode's read of the variables at a call's entry or exit (nothing in region mode).
 fn call_pvars() -> Vec<crate::Current> {
-    if with(|t| t.call_mode).unwrap_or(false) {
+    if CALL_MODE.load(Relaxed) {
         read_pvars()
     } else {
         Vec::new()
@@ -1450,11 +1470,15 @@ pub(crate) fn start(
         classes: HashMap::new(),
         last: 0,
         clamped: 0,
-        call_mode,
         pvar_class: None,
         end: None,
     };
-    TRACER.with(|c| *c.borrow_mut() = Some(tracer));
+    OWNER.store(glue::thread_id(), Relaxed);
+    CALL_MODE.store(call_mode, Relaxed);
+    match cell().map(RefCell::try_borrow_mut) {
+        Some(Ok(mut c)) => *c = Some(tracer),
+        _ => return Err("the trace's state is in use".into()),
+    }
     TRACING.store(true, Relaxed);
     Ok(())
 }
@@ -1474,7 +1498,7 @@ fn buffer_limit() -> u64 {
 /// again, the archive finished. What was written, on rank 0.
 pub(crate) fn finish() -> Option<Result<Written, String>> {
     TRACING.store(false, Relaxed);
-    let mut tracer = TRACER.try_with(|c| c.borrow_mut().take()).ok().flatten()?;
+    let mut tracer = cell()?.try_borrow_mut().ok()?.take()?;
     tracer.drain();
     if let Some(q) = &tracer.events {
         // Instances the full queue could not take are records lost.

@@ -98,6 +98,13 @@ fn me() -> usize {
     nix::sys::pthread::pthread_self() as usize
 }
 
+/// The calling thread's id (its thread pointer: never 0 for a live thread), for the trace's
+/// owner test.
+#[inline(always)]
+pub(crate) fn thread_id() -> usize {
+    me()
+}
+
 impl Owned {
     /// The flag and the engine, if the calling thread owns them.
     #[inline(always)]
