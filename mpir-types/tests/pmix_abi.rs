@@ -201,7 +201,15 @@ fn probe_source() -> String {
 }
 
 /// The probe's output: `kind name` (a field's name is `type:path`) to the rest of the line.
-fn probe() -> Option<BTreeMap<String, String>> {
+/// Built and run once for the tests that read it (two tests writing and running the same
+/// program at once fail with `ETXTBSY`).
+fn probe() -> Option<&'static BTreeMap<String, String>> {
+    static PROBE: std::sync::OnceLock<Option<BTreeMap<String, String>>> =
+        std::sync::OnceLock::new();
+    PROBE.get_or_init(run_probe).as_ref()
+}
+
+fn run_probe() -> Option<BTreeMap<String, String>> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let src = dir.join("pmix_abi_probe.c");
     std::fs::write(&src, probe_source()).expect("write the probe");
