@@ -5,9 +5,6 @@
 //! run: the profiles' reduction and the trace's global definitions. Beside them [`Pmpi`], the
 //! collectives OTF2 makes while it opens and closes an archive, on the same `PMPI_` calls.
 
-// Callers arrive with the profile's and the trace's tree-shaped finish.
-#![allow(dead_code)]
-
 use std::mem::MaybeUninit;
 use std::os::raw::c_int;
 
@@ -20,7 +17,8 @@ use crate::glue::SUCCESS;
 /// A communicator handle, as the trace writer passes it around without touching MPI.
 pub(crate) type CommHandle = MPI_Comm;
 
-/// `MPI_COMM_WORLD` (after `MPI_Init`).
+/// `MPI_COMM_WORLD` (after `MPI_Init`), for the tests' MPI children.
+#[cfg(test)]
 pub(crate) fn comm_world() -> MPI_Comm {
     // SAFETY: a `static` of mpi-sys's C shim (the ABI build's constant), never written.
     unsafe { mpi_sys::RSMPI_COMM_WORLD }
@@ -144,6 +142,39 @@ pub(crate) fn reduce(comm: MPI_Comm, local: Vec<u8>, merge: &mut Merge<'_>) -> O
             None
         }
         None => Some(acc),
+    }
+}
+
+/// Every rank's `local` bytes to rank 0 one rank after the other, in rank order (its own
+/// first): rank 0 hands each to `each` (rank, bytes) before it takes the next, and asks a rank
+/// for its bytes only when at most `window` ranks before it are still to be taken, so that no
+/// more than `window` ranks' bytes are in flight towards it (an unasked rank sends nothing).
+/// Every rank of `comm` makes the same call; the others' `each` is not called. A rank whose
+/// bytes did not arrive is handed empty bytes.
+pub(crate) fn in_turn(
+    comm: MPI_Comm,
+    local: Vec<u8>,
+    window: usize,
+    each: &mut dyn FnMut(usize, Vec<u8>),
+) {
+    let (rank, size) = rank_and_size(comm);
+    if rank != 0 {
+        if recv(comm, 0).is_some() {
+            send(comm, 0, &local);
+        }
+        return;
+    }
+    each(0, local);
+    let window = window.max(1);
+    for r in 1..size.min(window + 1) {
+        send(comm, r, &[]);
+    }
+    for r in 1..size {
+        let bytes = recv(comm, r).unwrap_or_default();
+        if r + window < size {
+            send(comm, r + window, &[]);
+        }
+        each(r, bytes);
     }
 }
 
@@ -432,6 +463,18 @@ mod tests {
             let got = bcast(world, all);
             let want: Vec<u8> = (0..size).flat_map(|r| vec![r as u8; r + 1]).collect();
             assert_eq!(got, want, "rank {rank}");
+            // In turn, two at a time: rank 0 sees every rank's bytes once, in rank order.
+            let mut seen = Vec::new();
+            in_turn(world, vec![rank as u8; rank + 1], 2, &mut |r, b| {
+                seen.push((r, b))
+            });
+            let want: Vec<(usize, Vec<u8>)> =
+                (0..size).map(|r| (r, vec![r as u8; r + 1])).collect();
+            assert_eq!(
+                seen,
+                if rank == 0 { want } else { Vec::new() },
+                "rank {rank}"
+            );
             println!("TREE_OK {rank}");
             // SAFETY: MPI initialised above, finalised once.
             unsafe { mpi_sys::PMPI_Finalize() };

@@ -188,14 +188,14 @@ fn sections(p: &Profile) -> Vec<(String, Value)> {
         events: vec![0; p.event_types.len()],
         inclusive_events: vec![0; p.event_types.len()],
     };
-    let mut data: Vec<Value> = Vec::with_capacity(p.nodes.len() * p.ranks.len());
-    for (ri, rank) in p.ranks.iter().enumerate() {
+    let mut data: Vec<Value> = Vec::with_capacity(p.nodes.len() * p.rank_ids.len());
+    for (ri, rank) in p.rank_ids.iter().enumerate() {
         for (i, n) in p.nodes.iter().enumerate() {
             let v = n.per_rank[ri].as_ref().unwrap_or(&zero);
             let mut row: Vec<Value> = vec![
                 json!(i),
                 json!(i),
-                json!(rank.rank),
+                json!(rank),
                 json!(kind_node(n.kind)),
                 json!(v.calls),
                 num(v.exclusive_time_ns as f64 / 1e9),
@@ -227,7 +227,7 @@ fn sections(p: &Profile) -> Vec<(String, Value)> {
         ("mpit-prof.version", env!("CARGO_PKG_VERSION").to_string()),
         ("program", p.program.join(" ")),
         ("mpi.library", p.library.clone()),
-        ("mpi.world.size", p.ranks.len().to_string()),
+        ("mpi.world.size", p.rank_ids.len().to_string()),
         ("mpit-prof.mode", p.mode.to_string()),
         ("mpit-prof.clock", p.clock.clone()),
         ("mpit-prof.hosts", p.hosts.join(",")),
