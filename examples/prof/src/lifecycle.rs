@@ -1,6 +1,6 @@
 //! The hand-written wrappers: `MPI_Init` and `MPI_Init_thread` start the engine,
-//! `MPI_Finalize` finishes it, gathers every rank's profile on a private communicator and
-//! has rank 0 write the outputs, then finalises MPI. Also the checks that the program uses the
+//! `MPI_Finalize` finishes it, reduces every rank's profile up a tree on a private
+//! communicator (`crate::partial`) and has rank 0 write the outputs, then finalises MPI. Also the checks that the program uses the
 //! library we were built for, and says so when it never initialised MPI.
 
 // The exported C functions are `pub` so that they are exported from the shared object.
@@ -67,8 +67,8 @@ pub unsafe extern "C" fn MPI_Init_thread(
     initialise(|| unsafe { PMPI_Init_thread(argc, argv, required, provided) })
 }
 
-/// Profiled `MPI_Finalize`: the engine's last sample and report, the gather to rank 0 on a
-/// duplicate of `MPI_COMM_WORLD` (after the last sample: none of it is measured), rank 0's
+/// Profiled `MPI_Finalize`: the engine's last sample and report, the reduction to rank 0 on
+/// a duplicate of `MPI_COMM_WORLD` (after the last sample: none of it is measured), rank 0's
 /// outputs, then `PMPI_Finalize`.
 ///
 /// # Safety
@@ -102,7 +102,7 @@ fn initialise(pmpi: impl FnOnce() -> c_int) -> c_int {
     rc
 }
 
-/// Before MPI is finalised: finishes the engine, gathers and writes the profile. Every rank
+/// Before MPI is finalised: finishes the engine, reduces and writes the profile. Every rank
 /// where MPI was initialised with our library takes part, whether its tool runs or not.
 fn finalise() {
     let _ = FINALIZE_AT.set((std::time::Instant::now(), vm_hwm_kib()));
@@ -569,6 +569,11 @@ fn rank_profile(engine: &Engine, rank: usize, size: usize) -> Option<RankProfile
 /// How many ranks' profiles may be on their way to rank 0 at once, as `ranks.json` is written.
 const IN_FLIGHT: usize = 4;
 
+/// `e` again (an `io::Error` is not `Clone`).
+fn clone_error(e: &std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), e.to_string())
+}
+
 /// A part as the tree sends it.
 fn encode<T: serde::Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()
@@ -626,8 +631,12 @@ fn end_in_tree(comm: MPI_Comm, rank: usize, size: usize, profile: Option<&RankPr
         .or_else(|| settings.output.clone())
         .unwrap_or_else(config::default_output);
     progress(rank, &format!("writing {}", dir.display()));
+    let mut assembly = Assembly::new(tables, partial, false);
     let mut file = crate::write::RanksFile::create(&dir);
-    let mut assembly = Assembly::new(tables, partial);
+    let mut cali = file.as_ref().map_err(clone_error).and_then(|_| {
+        let out = std::fs::File::create(dir.join(crate::write::CALIPER_FILE))?;
+        crate::write::caliper::Writer::new(std::io::BufWriter::new(out), assembly.profile())
+    });
     let mut missing = Vec::new();
     tree::in_turn(comm, mine, IN_FLIGHT, &mut |r, bytes| {
         let Ok(p) = serde_json::from_slice::<RankProfile>(&bytes) else {
@@ -639,12 +648,18 @@ fn end_in_tree(comm: MPI_Comm, rank: usize, size: usize, profile: Option<&RankPr
         {
             file = Err(e);
         }
-        assembly.add(&p);
+        let values = assembly.add(&p);
+        if let Ok(w) = &mut cali
+            && let Err(e) = w.rank(assembly.profile(), p.rank, &|n| values[n].as_ref())
+        {
+            cali = Err(e);
+        }
     });
     let profile = assembly.finish();
     let written = file
         .and_then(|f| f.finish())
-        .and_then(|()| crate::write::write_summaries(&dir, &profile));
+        .and_then(|()| cali.and_then(|w| w.finish(&profile)))
+        .and_then(|_| crate::write::write_summaries(&dir, &profile));
     match written {
         Ok(_) => {
             let mut line = format!(

@@ -11,10 +11,11 @@
 //!    hosts, skipped variables, notes), of one rank in that alignment ([`Partial::of`]), merged
 //!    up the tree ([`Partial::merge`]). Its size depends on the tables, not on the number of
 //!    ranks (but for the ranks listed by a skipped variable or a note).
-//! 3. [`Assembly`]: rank 0 adds the ranks' profiles one at a time, in rank order
-//!    ([`Assembly::add`]), for what the outputs need per rank (the data rows of
-//!    `profile.json`, the rows of the communication matrices) while `ranks.json` is written
-//!    from them ([`crate::write::RanksFile`]), then has the [`Profile`].
+//! 3. [`Assembly`]: rank 0 has the [`Profile`] but for its per-rank parts, then adds the
+//!    ranks' profiles one at a time, in rank order ([`Assembly::add`]): `ranks.json`
+//!    ([`crate::write::RanksFile`]) and the data rows of `profile.json`
+//!    ([`crate::write::caliper::Writer`]) are written from each as it arrives, the rows of the
+//!    communication matrices kept.
 //!
 //! The result is [`reduce`](crate::reduce::reduce)'s for the same profiles, merged in any
 //! shape, provided a merge's second part holds the ranks that follow its first's (the tree's
@@ -308,102 +309,58 @@ impl Partial {
     }
 }
 
-/// Rank 0 at the end of a run: the merged [`Partial`] and, added one rank at a time, what the
-/// outputs need of every rank.
+/// Rank 0 at the end of a run: the [`Profile`] of the merged [`Partial`] and, added one rank
+/// at a time ([`Assembly::add`]), what the outputs need of every rank.
 #[derive(Debug)]
 pub struct Assembly {
     tables: Tables,
-    partial: Partial,
-    /// Per column: its matrix's rows so far, if its elements make one.
-    matrices: Vec<Option<Vec<Vec<f64>>>>,
-    rank_ids: Vec<usize>,
-    /// Per node, per rank added.
-    per_rank: Vec<Vec<Option<NodeValues>>>,
     index: HashMap<NodeKey, usize>,
+    /// The profile so far: every statistic, the ranks added, their matrix rows.
+    profile: Profile,
+    /// Per matrix of `profile`: its column in `tables`.
+    matrix_columns: Vec<usize>,
+    /// Whether the ranks' node values are kept in [`crate::reduce::Node::per_rank`].
+    keep: bool,
 }
 
 impl Assembly {
-    /// From the merged tables (labelled) and statistics of every rank.
-    pub fn new(tables: Tables, mut partial: Partial) -> Assembly {
-        let size = partial.first.as_ref().map_or(0, |f| f.size);
-        let complete = partial.consecutive
-            && partial.first.as_ref().is_some_and(|f| f.rank == 0)
-            && partial.ranks == size;
-        let mut matrices = Vec::with_capacity(tables.columns.len());
-        for (c, col) in tables.columns.iter().enumerate() {
-            let rows = partial.rows.get(c).copied().unwrap_or(Rows {
-                any: false,
-                len: None,
-            });
-            if !rows.any {
-                matrices.push(None);
-            } else if complete && rows.len == Some(size) {
-                matrices.push(Some(Vec::with_capacity(size)));
-            } else {
-                partial.notes.push(no_matrix_note(&col.label, size));
-                matrices.push(None);
-            }
-        }
-        let per_rank = vec![Vec::new(); tables.nodes.len()];
-        Assembly {
-            index: tables.index(),
-            tables,
-            partial,
-            matrices,
-            rank_ids: Vec::new(),
-            per_rank,
-        }
-    }
-
-    /// The next rank's profile (in rank order).
-    pub fn add(&mut self, r: &RankProfile) {
-        let values = self.tables.values(&self.index, r, &mut Vec::new());
-        for (node, v) in self.per_rank.iter_mut().zip(values) {
-            node.push(v);
-        }
-        let (cols, _) = self.tables.maps(r);
-        for (c, m) in self.matrices.iter_mut().enumerate() {
-            if let Some(rows) = m {
-                rows.push(world_row(r, &cols, c).cloned().unwrap_or_default());
-            }
-        }
-        self.rank_ids.push(r.rank);
-    }
-
-    /// The profile of the job: [`reduce`](crate::reduce::reduce)'s but for
-    /// [`Profile::ranks`], left empty.
-    pub fn finish(self) -> Profile {
-        let Assembly {
-            tables,
-            partial: p,
-            matrices,
-            rank_ids,
-            per_rank,
-            index: _,
-        } = self;
-        let mut nodes: Vec<crate::reduce::Node> = Vec::with_capacity(tables.nodes.len());
-        for ((key, stats), values) in tables.nodes.into_iter().zip(p.nodes).zip(per_rank) {
-            let depth = key.0.map_or(0, |q| nodes[q].depth + 1);
-            nodes.push(stats.into_node(key, depth, values));
-        }
-        let matrices = matrices
-            .into_iter()
-            .enumerate()
-            .filter_map(|(c, rows)| {
-                Some(CommMatrix {
-                    column: c,
-                    name: tables.columns[c].label.clone(),
-                    rows: rows?,
-                })
-            })
-            .collect();
+    /// From the merged tables (labelled) and statistics of every rank. `keep`: whether the
+    /// ranks' node values are kept in the profile (as [`reduce`](crate::reduce::reduce) has
+    /// them), or only handed back by [`Assembly::add`] (for a writer of them, such as
+    /// [`crate::write::caliper::Writer`]).
+    pub fn new(tables: Tables, p: Partial, keep: bool) -> Assembly {
+        let size = p.first.as_ref().map_or(0, |f| f.size);
+        let complete =
+            p.consecutive && p.first.as_ref().is_some_and(|f| f.rank == 0) && p.ranks == size;
         let mut notes = p.notes;
+        let mut matrices = Vec::new();
+        let mut matrix_columns = Vec::new();
+        for (c, col) in tables.columns.iter().enumerate() {
+            let Some(rows) = p.rows.get(c).filter(|r| r.any) else {
+                continue;
+            };
+            if complete && rows.len == Some(size) {
+                matrices.push(CommMatrix {
+                    column: c,
+                    name: col.label.clone(),
+                    rows: Vec::with_capacity(size),
+                });
+                matrix_columns.push(c);
+            } else {
+                notes.push(no_matrix_note(&col.label, size));
+            }
+        }
+        let mut nodes: Vec<crate::reduce::Node> = Vec::with_capacity(tables.nodes.len());
+        for (key, stats) in tables.nodes.iter().zip(p.nodes) {
+            let depth = key.0.map_or(0, |q| nodes[q].depth + 1);
+            nodes.push(stats.into_node(key.clone(), depth, Vec::new()));
+        }
         let sizes = p.first.as_ref().map(|f| (f.size, p.sizes_differ));
         closing_notes(&mut notes, p.rank_notes, p.ranks, sizes);
         let first = p.first;
-        Profile {
+        let profile = Profile {
             ranks: Vec::new(),
-            rank_ids,
+            rank_ids: Vec::with_capacity(p.ranks),
             program: first
                 .as_ref()
                 .map(|f| f.program.clone())
@@ -418,12 +375,49 @@ impl Assembly {
             clock: first.map(|f| f.clock).unwrap_or_default(),
             duration: p.duration.unwrap_or_else(Stat::zero),
             pvars: p.pvars.unwrap_or_else(Stat::zero),
-            columns: tables.columns,
-            event_types: tables.event_types,
+            columns: tables.columns.clone(),
+            event_types: tables.event_types.clone(),
             nodes,
             matrices,
             skipped: p.skipped,
             notes,
+        };
+        Assembly {
+            index: tables.index(),
+            tables,
+            profile,
+            matrix_columns,
+            keep,
         }
+    }
+
+    /// The profile so far (every statistic; the ranks added until now).
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The next rank's profile (in rank order); gives back its node values, one entry per
+    /// node of the profile (`None`: the rank lacks it).
+    pub fn add(&mut self, r: &RankProfile) -> Vec<Option<NodeValues>> {
+        let values = self.tables.values(&self.index, r, &mut Vec::new());
+        if self.keep {
+            for (node, v) in self.profile.nodes.iter_mut().zip(&values) {
+                node.per_rank.push(v.clone());
+            }
+        }
+        let (cols, _) = self.tables.maps(r);
+        for (m, &c) in self.profile.matrices.iter_mut().zip(&self.matrix_columns) {
+            m.rows
+                .push(world_row(r, &cols, c).cloned().unwrap_or_default());
+        }
+        self.profile.rank_ids.push(r.rank);
+        values
+    }
+
+    /// The profile of the job: [`reduce`](crate::reduce::reduce)'s but for
+    /// [`Profile::ranks`], left empty, and [`crate::reduce::Node::per_rank`], empty unless
+    /// kept.
+    pub fn finish(self) -> Profile {
+        self.profile
     }
 }

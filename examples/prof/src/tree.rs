@@ -2,7 +2,8 @@
 //! every rank merges what its children send into its own part before sending one result to
 //! its parent, so no rank holds more than its children's parts at once (the shape of Caliper's
 //! cross-process aggregation and of Score-P's definition unification). Used by the end of a
-//! run: the profiles' reduction and the trace's global definitions. Beside them [`Pmpi`], the
+//! run: the profiles' reduction ([`reduce`], [`bcast`], then [`in_turn`] for `ranks.json`) and
+//! the trace's global definitions. Beside them [`Pmpi`], the
 //! collectives OTF2 makes while it opens and closes an archive, on the same `PMPI_` calls.
 
 use std::mem::MaybeUninit;

@@ -894,11 +894,31 @@ fn tree_path(
     let parts: Vec<Partial> = job.iter().map(|r| wire(Partial::of(&tables, r))).collect();
     let partial = shape(&parts, &|a, b| wire(a.merge(b)));
     assert_eq!(partial.ranks(), job.len(), "the partial's ranks");
-    let mut assembly = Assembly::new(tables, partial);
+    let mut assembly = Assembly::new(tables, partial, true);
     for r in job {
         assembly.add(r);
     }
     assembly.finish()
+}
+
+/// `profile.json` as the end of a run writes it: each rank's rows as it is added.
+fn streamed_caliper(job: &[RankProfile]) -> String {
+    let tables: Vec<Tables> = job.iter().map(Tables::of).collect();
+    let tables = merge_binomial(&tables, 0, &|a, b| a.merge(b)).labelled();
+    let parts: Vec<Partial> = job.iter().map(|r| Partial::of(&tables, r)).collect();
+    let mut assembly = Assembly::new(tables, merge_binomial(&parts, 0, &|a, b| a.merge(b)), false);
+    let mut w = mpit_prof::write::caliper::Writer::new(Vec::new(), assembly.profile()).unwrap();
+    for r in job {
+        let values = assembly.add(r);
+        w.rank(assembly.profile(), r.rank, &|n| values[n].as_ref())
+            .unwrap();
+    }
+    let p = assembly.finish();
+    assert!(
+        p.nodes.iter().all(|n| n.per_rank.is_empty()),
+        "kept per-rank values"
+    );
+    String::from_utf8(w.finish(&p).unwrap()).unwrap()
 }
 
 proptest! {
@@ -929,6 +949,9 @@ proptest! {
             forgive_rounding(&mut got, &mut w);
             prop_assert_eq!(got, w, "{}", what);
         }
+        // profile.json streamed one rank at a time from the profile without per-rank values
+        // is the whole one's text (its rows are the ranks' own values: no sum in them).
+        prop_assert_eq!(streamed_caliper(&job), mpit_prof::write::caliper::render(&want));
     }
 
     #[test]

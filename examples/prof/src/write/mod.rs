@@ -10,8 +10,9 @@
 //! | `ranks.json` | every rank's [`RankProfile`]: everything else is rendered from it | `serde_json`, [`RanksFile`] |
 //!
 //! [`write_all`] writes them from a [`Profile`] of every rank; the preload library, inside
-//! `MPI_Finalize`, writes `ranks.json` as the ranks' profiles arrive ([`RanksFile`]) and the
-//! others from the tree's reduction ([`crate::partial`]) with [`write_summaries`]; [`report`] renders
+//! `MPI_Finalize`, writes `ranks.json` and `profile.json` as the ranks' profiles arrive
+//! ([`RanksFile`], [`caliper::Writer`]) and the others from the tree's reduction
+//! ([`crate::partial`]) with [`write_summaries`]; [`report`] renders
 //! `profile.txt` again from a directory's `ranks.json` (`mpit-prof report DIR`) and [`diff`]
 //! compares two directories (`mpit-prof diff DIR1 DIR2`); [`trace_report`] summarises a
 //! directory's OTF2 trace (`mpit-prof report --trace DIR`). Everything but the file access is
@@ -32,6 +33,8 @@ use crate::reduce::{Profile, reduce};
 
 /// The file of every rank's profile in an output directory.
 pub const RANKS_FILE: &str = "ranks.json";
+/// The file of Caliper's json-split format in an output directory.
+pub const CALIPER_FILE: &str = "profile.json";
 
 /// The files [`write_all`] writes for `p`: (file name, contents). Nothing here panics (the
 /// preload library calls it inside `MPI_Finalize`).
@@ -39,16 +42,14 @@ pub fn outputs(p: &Profile) -> io::Result<Vec<(String, String)>> {
     let mut ranks = serde_json::to_string_pretty(&p.ranks).map_err(io::Error::other)?;
     ranks.push('\n');
     let mut files = summaries(p);
+    files.insert(1, (CALIPER_FILE.to_string(), caliper::render(p)));
     files.insert(2, (RANKS_FILE.to_string(), ranks));
     Ok(files)
 }
 
-/// The files of `p` but `ranks.json`, in [`outputs`]' order.
+/// The files of `p` but `ranks.json` and `profile.json`, in [`outputs`]' order.
 fn summaries(p: &Profile) -> Vec<(String, String)> {
-    let mut files = vec![
-        ("profile.txt".to_string(), text::render(p)),
-        ("profile.json".to_string(), caliper::render(p)),
-    ];
+    let mut files = vec![("profile.txt".to_string(), text::render(p))];
     if !p.matrices.is_empty() {
         files.push(("comm-matrix.json".to_string(), matrix::json(p)));
         for m in p
@@ -68,8 +69,9 @@ pub fn write_all(dir: &Path, p: &Profile) -> io::Result<Vec<PathBuf>> {
     write_files(dir, outputs(p)?)
 }
 
-/// Writes the outputs of `p` but `ranks.json` into `dir` (which [`RanksFile`] created and
-/// wrote `ranks.json` into); returns the paths written.
+/// Writes the outputs of `p` but `ranks.json` and `profile.json` into `dir` (which
+/// [`RanksFile`] created and wrote `ranks.json` into, and [`caliper::Writer`]
+/// `profile.json`); returns the paths written.
 pub fn write_summaries(dir: &Path, p: &Profile) -> io::Result<Vec<PathBuf>> {
     write_files(dir, summaries(p))
 }
