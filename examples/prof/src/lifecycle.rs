@@ -32,9 +32,9 @@ const BUILT_LIBMPI: &str = env!("MPIT_PROF_BUILD_LIBMPI");
 /// `MPI_Init` or `MPI_Init_thread` was called (by the profiled thread or any other).
 static INIT_SEEN: AtomicBool = AtomicBool::new(false);
 /// MPI was initialised with the library we were built for: every rank then takes part in the
-/// gather at `MPI_Finalize`, with or without a profile of its own (one rank that stays out,
+/// reduction at `MPI_Finalize`, with or without a profile of its own (one rank that stays out,
 /// its tool broken by a panic or never started, would leave the others waiting there).
-static GATHER_AT_FINALIZE: AtomicBool = AtomicBool::new(false);
+static REDUCE_AT_FINALIZE: AtomicBool = AtomicBool::new(false);
 /// When `MPI_Finalize` was entered, and the process's peak resident size then (KiB).
 static FINALIZE_AT: OnceLock<(std::time::Instant, Option<u64>)> = OnceLock::new();
 /// The settings, read at `MPI_Init`.
@@ -96,7 +96,7 @@ fn initialise(pmpi: impl FnOnce() -> c_int) -> c_int {
     let rc = pmpi();
     glue::set_busy(was);
     if rc == SUCCESS && ours {
-        GATHER_AT_FINALIZE.store(true, Relaxed);
+        REDUCE_AT_FINALIZE.store(true, Relaxed);
         start();
     }
     rc
@@ -107,7 +107,7 @@ fn initialise(pmpi: impl FnOnce() -> c_int) -> c_int {
 fn finalise() {
     let _ = FINALIZE_AT.set((std::time::Instant::now(), vm_hwm_kib()));
     let engine = glue::take();
-    if GATHER_AT_FINALIZE.swap(false, Relaxed) {
+    if REDUCE_AT_FINALIZE.swap(false, Relaxed) {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| finish(engine)));
     }
 }
