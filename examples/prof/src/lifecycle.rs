@@ -566,9 +566,6 @@ fn rank_profile(engine: &Engine, rank: usize, size: usize) -> Option<RankProfile
     }
 }
 
-/// How many ranks' profiles may be on their way to rank 0 at once, as `ranks.json` is written.
-const IN_FLIGHT: usize = 4;
-
 /// `e` again (an `io::Error` is not `Clone`).
 fn clone_error(e: &std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), e.to_string())
@@ -612,12 +609,12 @@ fn end_in_tree(comm: MPI_Comm, rank: usize, size: usize, profile: Option<&RankPr
     let merged = tree::reduce(comm, mine, &mut |a, b| merge_parts(a, b, Partial::merge));
     let mine = profile.map_or_else(Vec::new, encode);
     let Some(merged) = merged else {
-        tree::in_turn(comm, mine, IN_FLIGHT, &mut |_, _| {});
+        tree::in_turn(comm, mine, &mut |_, _| {});
         return;
     };
     let partial: Partial = serde_json::from_slice(&merged).unwrap_or_default();
     if partial.ranks() == 0 {
-        tree::in_turn(comm, mine, IN_FLIGHT, &mut |_, _| {});
+        tree::in_turn(comm, mine, &mut |_, _| {});
         let _ = writeln!(
             std::io::stderr(),
             "mpit-prof: no profile written: none of the {size} ranks has one"
@@ -638,7 +635,7 @@ fn end_in_tree(comm: MPI_Comm, rank: usize, size: usize, profile: Option<&RankPr
         crate::write::caliper::Writer::new(std::io::BufWriter::new(out), assembly.profile())
     });
     let mut missing = Vec::new();
-    tree::in_turn(comm, mine, IN_FLIGHT, &mut |r, bytes| {
+    tree::in_turn(comm, mine, &mut |r, bytes| {
         let Ok(p) = serde_json::from_slice::<RankProfile>(&bytes) else {
             missing.push(r);
             return;

@@ -147,35 +147,41 @@ pub(crate) fn reduce(comm: MPI_Comm, local: Vec<u8>, merge: &mut Merge<'_>) -> O
 }
 
 /// Every rank's `local` bytes to rank 0 one rank after the other, in rank order (its own
-/// first): rank 0 hands each to `each` (rank, bytes) before it takes the next, and asks a rank
-/// for its bytes only when at most `window` ranks before it are still to be taken, so that no
-/// more than `window` ranks' bytes are in flight towards it (an unasked rank sends nothing).
-/// Every rank of `comm` makes the same call; the others' `each` is not called. A rank whose
-/// bytes did not arrive is handed empty bytes.
-pub(crate) fn in_turn(
-    comm: MPI_Comm,
-    local: Vec<u8>,
-    window: usize,
-    each: &mut dyn FnMut(usize, Vec<u8>),
-) {
+/// first), up the same tree: rank 0 hands each to `each` (rank, bytes) before it takes the
+/// next. A rank's subtree is the ranks from it to the next of its parent's children, so its
+/// stream is its own bytes, then each child's stream, nearest first; a child starts its
+/// stream when its parent asks for it, and every rank forwards one rank's bytes at a time, so
+/// no rank holds more than one other rank's bytes (and what MPI buffers on the way), and
+/// rank 0 receives only from its children. Every rank of `comm` makes the same call; the
+/// others' `each` is not called. A child whose stream breaks off ends it there.
+pub(crate) fn in_turn(comm: MPI_Comm, local: Vec<u8>, each: &mut dyn FnMut(usize, Vec<u8>)) {
     let (rank, size) = rank_and_size(comm);
-    if rank != 0 {
-        if recv(comm, 0).is_some() {
-            send(comm, 0, &local);
-        }
+    let up = parent(rank);
+    if let Some(p) = up
+        && recv(comm, p).is_none()
+    {
         return;
     }
-    each(0, local);
-    let window = window.max(1);
-    for r in 1..size.min(window + 1) {
-        send(comm, r, &[]);
-    }
-    for r in 1..size {
-        let bytes = recv(comm, r).unwrap_or_default();
-        if r + window < size {
-            send(comm, r + window, &[]);
+    // An item: the rank (8 bytes) and its bytes; the end of a stream: an empty message.
+    let mut emit = |from: usize, bytes: Vec<u8>| match up {
+        None => each(from, bytes),
+        Some(p) => {
+            let mut item = (from as u64).to_le_bytes().to_vec();
+            item.extend_from_slice(&bytes);
+            send(comm, p, &item);
         }
-        each(r, bytes);
+    };
+    emit(rank, local);
+    for child in children(rank, size) {
+        send(comm, child, &[]);
+        while let Some(item) = recv(comm, child).filter(|m| m.len() >= 8) {
+            let mut from = [0u8; 8];
+            from.copy_from_slice(&item[..8]);
+            emit(u64::from_le_bytes(from) as usize, item[8..].to_vec());
+        }
+    }
+    if let Some(p) = up {
+        send(comm, p, &[]);
     }
 }
 
@@ -464,9 +470,9 @@ mod tests {
             let got = bcast(world, all);
             let want: Vec<u8> = (0..size).flat_map(|r| vec![r as u8; r + 1]).collect();
             assert_eq!(got, want, "rank {rank}");
-            // In turn, two at a time: rank 0 sees every rank's bytes once, in rank order.
+            // In turn, up the tree: rank 0 sees every rank's bytes once, in rank order.
             let mut seen = Vec::new();
-            in_turn(world, vec![rank as u8; rank + 1], 2, &mut |r, b| {
+            in_turn(world, vec![rank as u8; rank + 1], &mut |r, b| {
                 seen.push((r, b))
             });
             let want: Vec<(usize, Vec<u8>)> =
