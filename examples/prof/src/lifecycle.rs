@@ -593,8 +593,8 @@ fn merge_parts<T: serde::Serialize + serde::de::DeserializeOwned>(
 
 /// The end of a run on `comm`, every rank the same calls (`crate::partial`): the tables merged
 /// up the tree and broadcast, the statistics merged up the tree, then every rank's profile
-/// to rank 0 in turn, which appends it to `ranks.json` and keeps what the other outputs need
-/// of each rank; then rank 0 writes them.
+/// up the tree to rank 0 in rank order, which appends it to `ranks.json` and `profile.json`
+/// and keeps its matrix rows; then rank 0 writes the others.
 fn end_in_tree(comm: MPI_Comm, rank: usize, size: usize, profile: Option<&RankProfile>) {
     use crate::partial::{Assembly, Partial, Tables};
     use crate::tree;

@@ -12,7 +12,8 @@
 //!    up the tree ([`Partial::merge`]). Its size depends on the tables, not on the number of
 //!    ranks (but for the ranks listed by a skipped variable or a note).
 //! 3. [`Assembly`]: rank 0 has the [`Profile`] but for its per-rank parts, then adds the
-//!    ranks' profiles one at a time, in rank order ([`Assembly::add`]): `ranks.json`
+//!    ranks' profiles one at a time, in rank order, as they come up the tree
+//!    ([`Assembly::add`]): `ranks.json`
 //!    ([`crate::write::RanksFile`]) and the data rows of `profile.json`
 //!    ([`crate::write::caliper::Writer`]) are written from each as it arrives, the rows of the
 //!    communication matrices kept.
