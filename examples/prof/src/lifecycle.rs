@@ -1,7 +1,8 @@
 //! The hand-written wrappers: `MPI_Init` and `MPI_Init_thread` start the engine,
 //! `MPI_Finalize` finishes it, reduces every rank's profile up a tree on a private
-//! communicator (`crate::partial`) and has rank 0 write the outputs, then finalises MPI. Also the checks that the program uses the
-//! library we were built for, and says so when it never initialised MPI.
+//! communicator (`crate::partial`) and has rank 0 write the outputs, then finalises MPI.
+//! Also the checks that the program uses the library we were built for, and says so when it
+//! never initialised MPI.
 
 // The exported C functions are `pub` so that they are exported from the shared object.
 #![allow(unreachable_pub)]

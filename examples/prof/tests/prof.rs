@@ -1185,9 +1185,9 @@ fn end_of_run_growth(ranks: usize) -> u64 {
 /// The end of a run is a tree with the profiles streamed to rank 0 (docs/profiler-scaling.md):
 /// rank 0's peak grows by at most 50 KiB per rank from 2 to 16 ranks. Measured with this
 /// (debug) build on Open MPI 4.1.4: 11 KiB per rank, and 107 when rank 0 gathered every
-/// profile (main before the tree: this test failed there); MPICH 4.0.2: 0 to 12 and 39 (its ranks'
-/// profiles are smaller and it has no matrices). 16 ranks: at 8 the growth is within what
-/// one run differs from the next.
+/// profile (main before the tree: this test failed there); MPICH 4.0.2: 0 to 12 and 39
+/// (its ranks' profiles are smaller and it has no matrices). 16 ranks: at 8 the growth is
+/// within what one run differs from the next.
 #[test]
 fn end_of_run_memory_per_rank_is_bounded() {
     const BOUND_KIB_PER_RANK: u64 = 50;
