@@ -47,6 +47,7 @@
 
 mod engine;
 pub mod model;
+pub mod partial;
 pub mod reduce;
 pub mod trace;
 pub mod write;

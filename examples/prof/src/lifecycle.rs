@@ -1,7 +1,8 @@
 //! The hand-written wrappers: `MPI_Init` and `MPI_Init_thread` start the engine,
-//! `MPI_Finalize` finishes it, gathers every rank's profile on a private communicator and
-//! has rank 0 write the outputs, then finalises MPI. Also the checks that the program uses the
-//! library we were built for, and says so when it never initialised MPI.
+//! `MPI_Finalize` finishes it, reduces every rank's profile up a tree on a private
+//! communicator (`crate::partial`) and has rank 0 write the outputs, then finalises MPI.
+//! Also the checks that the program uses the library we were built for, and says so when it
+//! never initialised MPI.
 
 // The exported C functions are `pub` so that they are exported from the shared object.
 #![allow(unreachable_pub)]
@@ -9,7 +10,6 @@
 use std::ffi::{CStr, c_void};
 use std::io::Write as _;
 use std::os::raw::{c_char, c_int};
-use std::path::Path;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -33,9 +33,11 @@ const BUILT_LIBMPI: &str = env!("MPIT_PROF_BUILD_LIBMPI");
 /// `MPI_Init` or `MPI_Init_thread` was called (by the profiled thread or any other).
 static INIT_SEEN: AtomicBool = AtomicBool::new(false);
 /// MPI was initialised with the library we were built for: every rank then takes part in the
-/// gather at `MPI_Finalize`, with or without a profile of its own (one rank that stays out,
+/// reduction at `MPI_Finalize`, with or without a profile of its own (one rank that stays out,
 /// its tool broken by a panic or never started, would leave the others waiting there).
-static GATHER_AT_FINALIZE: AtomicBool = AtomicBool::new(false);
+static REDUCE_AT_FINALIZE: AtomicBool = AtomicBool::new(false);
+/// When `MPI_Finalize` was entered, and the process's peak resident size then (KiB).
+static FINALIZE_AT: OnceLock<(std::time::Instant, Option<u64>)> = OnceLock::new();
 /// The settings, read at `MPI_Init`.
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
@@ -66,8 +68,8 @@ pub unsafe extern "C" fn MPI_Init_thread(
     initialise(|| unsafe { PMPI_Init_thread(argc, argv, required, provided) })
 }
 
-/// Profiled `MPI_Finalize`: the engine's last sample and report, the gather to rank 0 on a
-/// duplicate of `MPI_COMM_WORLD` (after the last sample: none of it is measured), rank 0's
+/// Profiled `MPI_Finalize`: the engine's last sample and report, the reduction to rank 0 on
+/// a duplicate of `MPI_COMM_WORLD` (after the last sample: none of it is measured), rank 0's
 /// outputs, then `PMPI_Finalize`.
 ///
 /// # Safety
@@ -95,17 +97,18 @@ fn initialise(pmpi: impl FnOnce() -> c_int) -> c_int {
     let rc = pmpi();
     glue::set_busy(was);
     if rc == SUCCESS && ours {
-        GATHER_AT_FINALIZE.store(true, Relaxed);
+        REDUCE_AT_FINALIZE.store(true, Relaxed);
         start();
     }
     rc
 }
 
-/// Before MPI is finalised: finishes the engine, gathers and writes the profile. Every rank
+/// Before MPI is finalised: finishes the engine, reduces and writes the profile. Every rank
 /// where MPI was initialised with our library takes part, whether its tool runs or not.
 fn finalise() {
+    let _ = FINALIZE_AT.set((std::time::Instant::now(), vm_hwm_kib()));
     let engine = glue::take();
-    if GATHER_AT_FINALIZE.swap(false, Relaxed) {
+    if REDUCE_AT_FINALIZE.swap(false, Relaxed) {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| finish(engine)));
     }
 }
@@ -476,33 +479,62 @@ fn create(settings: &Settings) -> mpit_safe::Result<Engine> {
     )
 }
 
-/// Finishes the engine (if this rank has one), gathers the profiles to rank 0 and writes
-/// them there. The gather is made whatever happened before it on this rank: a rank without a
-/// profile sends an empty one.
+/// Finishes the engine (if this rank has one), reduces the profiles up a tree to rank 0 and
+/// writes them there. Every rank takes part whatever happened before on it: a rank without a
+/// profile sends nothing of its own.
 fn finish(engine: Option<&Engine>) {
     let (rank, size) = world();
     progress(rank, "finishing");
     let _ = std::panic::catch_unwind(|| finish_trace(rank));
-    let bytes = match engine {
+    let profile = match engine {
         Some(engine) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            profile_bytes(engine, rank, size)
+            rank_profile(engine, rank, size)
         }))
         .unwrap_or_else(|_| {
             glue::disable("a panic while finishing");
-            Vec::new()
+            None
         }),
-        None => Vec::new(),
+        None => None,
     };
-    // Every rank takes part in the gather, with an empty profile if it has none.
-    let gathered = gather(&bytes, rank, size);
+    // On a private duplicate of MPI_COMM_WORLD (MPI_COMM_WORLD itself if MPI refuses one).
+    let pmpi = crate::tree::Pmpi::dup(world_comm());
+    let comm = pmpi.as_ref().map_or_else(world_comm, |p| p.comm());
+    end_in_tree(comm, rank, size, profile.as_ref());
+    drop(pmpi);
     if rank == 0 {
-        write_outputs(&gathered, size);
+        end_measured(size);
     }
 }
 
-/// This rank's profile, serialised: the engine's last sample and report (everything after
-/// it is the tool's own traffic). Empty (and said on stderr) if the engine cannot finish.
-fn profile_bytes(engine: &Engine, rank: usize, size: usize) -> Vec<u8> {
+/// The peak resident size of this process so far (`VmHWM` of `/proc/self/status`), in KiB.
+fn vm_hwm_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Rank 0, outputs written: what the end of the run cost it, as a progress line
+/// (docs/profiler-scaling.md reads it: `scripts/prof-scale`).
+fn end_measured(size: usize) {
+    let Some(&(at, before)) = FINALIZE_AT.get() else {
+        return;
+    };
+    let show = |k: Option<u64>| k.map_or_else(|| "?".to_owned(), |k| k.to_string());
+    progress(
+        0,
+        &format!(
+            "end of run: {size} ranks, {:.3} ms from MPI_Finalize to the outputs written, \
+             VmHWM {} KiB at MPI_Finalize, {} KiB after",
+            at.elapsed().as_secs_f64() * 1e3,
+            show(before),
+            show(vm_hwm_kib()),
+        ),
+    );
+}
+
+/// This rank's profile: the engine's last sample and report (everything after it is the
+/// tool's own traffic). `None` (and said on stderr) if the engine cannot finish.
+fn rank_profile(engine: &Engine, rank: usize, size: usize) -> Option<RankProfile> {
     match engine.stop() {
         Ok(report) => {
             let mut profile = RankProfile::from_report(
@@ -522,7 +554,7 @@ fn profile_bytes(engine: &Engine, rank: usize, size: usize) -> Vec<u8> {
                      were passed through unprofiled"
                 ));
             }
-            serde_json::to_vec(&profile).unwrap_or_default()
+            Some(profile)
         }
         Err(e) => {
             let _ = writeln!(
@@ -530,107 +562,60 @@ fn profile_bytes(engine: &Engine, rank: usize, size: usize) -> Vec<u8> {
                 "mpit-prof: rank {rank}: the profiler could not finish ({e}); this rank's \
                  profile is missing"
             );
-            Vec::new()
+            None
         }
     }
 }
 
-/// Gathers every rank's bytes to rank 0 on a duplicate of `MPI_COMM_WORLD` (sizes, then the
-/// bytes). Rank 0 gets one entry per rank; the others get nothing. Every rank makes the same
-/// collective calls in the same order.
-fn gather(bytes: &[u8], rank: usize, size: usize) -> Vec<Vec<u8>> {
-    // A profile larger than 2 GiB (an int count) is sent as empty.
-    let len = c_int::try_from(bytes.len()).unwrap_or(0);
-    let mut lens: Vec<c_int> = vec![0; if rank == 0 { size } else { 1 }];
-    // SAFETY: a `const` object of mpi-sys's C shim (MPI_INT32_T; c_int is 32 bits here).
-    let int = unsafe { mpi_sys::RSMPI_INT32_T };
-    // SAFETY: a `const` object of mpi-sys's C shim (MPI_UINT8_T).
-    let byte = unsafe { mpi_sys::RSMPI_UINT8_T };
-    let mut comm = world_comm();
-    // SAFETY: MPI is initialised; `comm` is a valid out parameter.
-    if unsafe { mpi_sys::PMPI_Comm_dup(world_comm(), &mut comm) } != SUCCESS {
-        comm = world_comm();
-    }
-    // SAFETY: one int sent from a local, `lens` holds one int per rank at the root (and is
-    // ignored elsewhere); `comm` is valid.
-    unsafe {
-        mpi_sys::PMPI_Gather(
-            (&len as *const c_int).cast(),
-            1,
-            int,
-            lens.as_mut_ptr().cast(),
-            1,
-            int,
-            0,
-            comm,
-        )
-    };
-    let mut displs: Vec<c_int> = Vec::with_capacity(lens.len());
-    let mut total: c_int = 0;
-    if rank == 0 {
-        for l in &mut lens {
-            displs.push(total);
-            // Past 2 GiB in total a rank's profile is dropped (its length set to 0).
-            match total.checked_add(*l) {
-                Some(t) => total = t,
-                None => *l = 0,
-            }
-        }
-    } else {
-        displs.push(0);
-    }
-    let mut all = vec![0u8; usize::try_from(total).unwrap_or(0).max(1)];
-    // An empty `Vec`'s pointer is 1, which is Open MPI's `MPI_IN_PLACE` (an error at a
-    // non-root rank): an empty profile is sent from a real byte.
-    let nothing = [0u8; 1];
-    let send = if bytes.is_empty() {
-        nothing.as_ptr()
-    } else {
-        bytes.as_ptr()
-    };
-    // SAFETY: `len` bytes sent from `send` (`bytes`, or none from `nothing`); at the root
-    // `all` holds the sum of `lens`, laid out by `displs` (one entry per rank each); the
-    // receive arguments are ignored elsewhere; `comm` is valid.
-    unsafe {
-        mpi_sys::PMPI_Gatherv(
-            send.cast(),
-            len,
-            byte,
-            all.as_mut_ptr().cast(),
-            lens.as_ptr(),
-            displs.as_ptr(),
-            byte,
-            0,
-            comm,
-        )
-    };
-    if comm != world_comm() {
-        // SAFETY: `comm` is our duplicate, freed once.
-        unsafe { mpi_sys::PMPI_Comm_free(&mut comm) };
-    }
-    if rank != 0 {
-        return Vec::new();
-    }
-    lens.iter()
-        .zip(&displs)
-        .map(|(&l, &d)| {
-            let (d, l) = (d as usize, l as usize);
-            all[d..d + l].to_vec()
-        })
-        .collect()
+/// `e` again (an `io::Error` is not `Clone`).
+fn clone_error(e: &std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), e.to_string())
 }
 
-/// Rank 0: parses the gathered profiles and writes the output directory.
-fn write_outputs(gathered: &[Vec<u8>], size: usize) {
-    let mut profiles = Vec::with_capacity(gathered.len());
-    let mut missing = Vec::new();
-    for (rank, b) in gathered.iter().enumerate() {
-        match serde_json::from_slice::<RankProfile>(b) {
-            Ok(p) => profiles.push(p),
-            Err(_) => missing.push(rank),
-        }
+/// A part as the tree sends it.
+fn encode<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap_or_default()
+}
+
+/// `merge(mine, child's)` of two serialised parts; an empty or unreadable part is none.
+fn merge_parts<T: serde::Serialize + serde::de::DeserializeOwned>(
+    mine: Vec<u8>,
+    child: &[u8],
+    merge: fn(T, &T) -> T,
+) -> Vec<u8> {
+    let Ok(theirs) = serde_json::from_slice::<T>(child) else {
+        return mine;
+    };
+    match serde_json::from_slice::<T>(&mine) {
+        Ok(m) => encode(&merge(m, &theirs)),
+        Err(_) => child.to_vec(),
     }
-    if profiles.is_empty() {
+}
+
+/// The end of a run on `comm`, every rank the same calls (`crate::partial`): the tables merged
+/// up the tree and broadcast, the statistics merged up the tree, then every rank's profile
+/// up the tree to rank 0 in rank order, which appends it to `ranks.json` and `profile.json`
+/// and keeps its matrix rows; then rank 0 writes the others.
+fn end_in_tree(comm: MPI_Comm, rank: usize, size: usize, profile: Option<&RankProfile>) {
+    use crate::partial::{Assembly, Partial, Tables};
+    use crate::tree;
+    let mine = profile.map_or_else(Vec::new, |p| encode(&Tables::of(p)));
+    let merged = tree::reduce(comm, mine, &mut |a, b| merge_parts(a, b, Tables::merge));
+    let labelled = merged.map(|t| {
+        let tables: Tables = serde_json::from_slice(&t).unwrap_or_default();
+        encode(&tables.labelled())
+    });
+    let tables: Tables = serde_json::from_slice(&tree::bcast(comm, labelled)).unwrap_or_default();
+    let mine = profile.map_or_else(Vec::new, |p| encode(&Partial::of(&tables, p)));
+    let merged = tree::reduce(comm, mine, &mut |a, b| merge_parts(a, b, Partial::merge));
+    let mine = profile.map_or_else(Vec::new, encode);
+    let Some(merged) = merged else {
+        tree::in_turn(comm, mine, &mut |_, _| {});
+        return;
+    };
+    let partial: Partial = serde_json::from_slice(&merged).unwrap_or_default();
+    if partial.ranks() == 0 {
+        tree::in_turn(comm, mine, &mut |_, _| {});
         let _ = writeln!(
             std::io::stderr(),
             "mpit-prof: no profile written: none of the {size} ranks has one"
@@ -643,12 +628,41 @@ fn write_outputs(gathered: &[Vec<u8>], size: usize) {
         .cloned()
         .or_else(|| settings.output.clone())
         .unwrap_or_else(config::default_output);
-    progress(0, &format!("writing {}", dir.display()));
-    match write_dir(&dir, &profiles) {
-        Ok(()) => {
+    progress(rank, &format!("writing {}", dir.display()));
+    let mut assembly = Assembly::new(tables, partial, false);
+    let mut file = crate::write::RanksFile::create(&dir);
+    let mut cali = file.as_ref().map_err(clone_error).and_then(|_| {
+        let out = std::fs::File::create(dir.join(crate::write::CALIPER_FILE))?;
+        crate::write::caliper::Writer::new(std::io::BufWriter::new(out), assembly.profile())
+    });
+    let mut missing = Vec::new();
+    tree::in_turn(comm, mine, &mut |r, bytes| {
+        let Ok(p) = serde_json::from_slice::<RankProfile>(&bytes) else {
+            missing.push(r);
+            return;
+        };
+        if let Ok(f) = &mut file
+            && let Err(e) = f.push(&p)
+        {
+            file = Err(e);
+        }
+        let values = assembly.add(&p);
+        if let Ok(w) = &mut cali
+            && let Err(e) = w.rank(assembly.profile(), p.rank, &|n| values[n].as_ref())
+        {
+            cali = Err(e);
+        }
+    });
+    let profile = assembly.finish();
+    let written = file
+        .and_then(|f| f.finish())
+        .and_then(|()| cali.and_then(|w| w.finish(&profile)))
+        .and_then(|_| crate::write::write_summaries(&dir, &profile));
+    match written {
+        Ok(_) => {
             let mut line = format!(
                 "mpit-prof: profile of {} of {size} ranks written to {}",
-                profiles.len(),
+                profile.rank_ids.len(),
                 dir.display()
             );
             if !missing.is_empty() {
@@ -664,13 +678,6 @@ fn write_outputs(gathered: &[Vec<u8>], size: usize) {
             );
         }
     }
-}
-
-/// The output directory's files: the ranks' profiles reduced and rendered
-/// ([`crate::write::write_all`]).
-fn write_dir(dir: &Path, profiles: &[RankProfile]) -> std::io::Result<()> {
-    let profile = crate::reduce::reduce(profiles);
-    crate::write::write_all(dir, &profile).map(|_| ())
 }
 
 fn hostname() -> String {

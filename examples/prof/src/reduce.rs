@@ -21,24 +21,31 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
 
 use crate::Mode;
 use crate::model::{ColumnMeta, Kind, MetricData, MetricKind, RankProfile};
+use crate::serde_util::bits;
 
 /// The object label of per-peer variables bound to `MPI_COMM_WORLD`.
 pub const WORLD: &str = "MPI_COMM_WORLD";
 
 /// Statistics of one number over the ranks.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stat {
     /// Smallest value.
+    #[serde(with = "bits")]
     pub min: f64,
     /// Largest value.
+    #[serde(with = "bits")]
     pub max: f64,
     /// Mean over the [`Stat::n`] ranks.
+    #[serde(with = "bits")]
     pub mean: f64,
     /// Sum over the ranks.
+    #[serde(with = "bits")]
     pub sum: f64,
     /// The (lowest) rank holding the minimum.
     pub min_rank: usize,
@@ -105,6 +112,40 @@ impl Stat {
         }
     }
 
+    /// The statistics of the ranks of `self` and of `other` together (either may be of no
+    /// rank): what [`Stat::of`] gives for the two lists one after the other, but for the last
+    /// bits of the sum and the mean where adding in another order rounds otherwise. Ties go to
+    /// the lower rank.
+    pub fn merge(self, other: Stat) -> Stat {
+        if other.n == 0 {
+            return self;
+        }
+        if self.n == 0 {
+            return other;
+        }
+        let mut s = self;
+        if other.min < s.min || (other.min == s.min && other.min_rank < s.min_rank) {
+            s.min = other.min;
+            s.min_rank = other.min_rank;
+        }
+        if other.max > s.max || (other.max == s.max && other.max_rank < s.max_rank) {
+            s.max = other.max;
+            s.max_rank = other.max_rank;
+        }
+        s.sum += other.sum;
+        s.n += other.n;
+        s.mean = (s.sum / s.n as f64).clamp(s.min, s.max);
+        s
+    }
+
+    /// [`Stat::merge`] of statistics that may be missing.
+    pub fn merge_opt(a: Option<Stat>, b: Option<Stat>) -> Option<Stat> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.merge(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Load imbalance: `max / mean` (1 when balanced); `None` when the mean is not positive.
     pub fn imbalance(&self) -> Option<f64> {
         (self.mean > 0.0).then(|| self.max / self.mean)
@@ -112,7 +153,7 @@ impl Stat {
 }
 
 /// A performance variable profiled on at least one rank.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Column {
     /// Its description, from the first rank that profiled it.
     pub meta: ColumnMeta,
@@ -127,7 +168,7 @@ pub struct Column {
 }
 
 /// A variable's derived metric over the ranks, of one node.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Reduced {
     /// Counter, aggregate, timer: the sum of the deltas.
     Delta {
@@ -172,6 +213,53 @@ impl Reduced {
             Reduced::Raw { last } => last.as_ref(),
         }
     }
+
+    /// The statistics of both (of the same variant; else `self`), as [`Stat::merge`].
+    pub fn merge(self, other: &Reduced) -> Reduced {
+        use Reduced as R;
+        match (self, other) {
+            (R::Delta { sum }, R::Delta { sum: s }) => R::Delta { sum: sum.merge(*s) },
+            (
+                R::Watermark {
+                    changes,
+                    amount,
+                    last,
+                },
+                R::Watermark {
+                    changes: c,
+                    amount: a,
+                    last: l,
+                },
+            ) => R::Watermark {
+                changes: changes.merge(*c),
+                amount: amount.merge(*a),
+                last: Stat::merge_opt(last, *l),
+            },
+            (
+                R::Samples {
+                    count,
+                    min,
+                    max,
+                    mean,
+                },
+                R::Samples {
+                    count: c,
+                    min: lo,
+                    max: hi,
+                    mean: m,
+                },
+            ) => R::Samples {
+                count: count.merge(*c),
+                min: Stat::merge_opt(min, *lo),
+                max: Stat::merge_opt(max, *hi),
+                mean: Stat::merge_opt(mean, *m),
+            },
+            (R::Raw { last }, R::Raw { last: l }) => R::Raw {
+                last: Stat::merge_opt(last, *l),
+            },
+            (mine, _) => mine,
+        }
+    }
 }
 
 /// One node's numbers on one rank, exclusive and inclusive, aligned with the [`Profile`]'s
@@ -207,24 +295,24 @@ pub struct Node {
     pub name: String,
     /// Region or MPI function.
     pub kind: Kind,
-    /// Calls over the ranks (a rank without the node: 0).
-    pub calls: Stat,
-    /// Inclusive time in nanoseconds.
-    pub time: Stat,
-    /// Exclusive time in nanoseconds.
-    pub exclusive_time: Stat,
-    /// Whether some rank timed only some of the calls (its time is estimated from those).
-    pub estimated: bool,
-    /// Exclusive metrics per column.
-    pub metrics: Vec<Reduced>,
-    /// Inclusive metrics per column.
-    pub inclusive: Vec<Reduced>,
-    /// Exclusive event counts per event type.
-    pub events: Vec<Stat>,
-    /// Inclusive event counts per event type.
-    pub inclusive_events: Vec<Stat>,
-    /// Per rank (in [`Profile::ranks`] order): its numbers, `None` if it lacks the node.
+    /// Its statistics over the ranks, whose fields a `Node` derefs to (`node.calls`, ...).
+    pub stats: NodeStats,
+    /// Per rank (in [`Profile::rank_ids`] order): its numbers, `None` if it lacks the node.
     pub per_rank: Vec<Option<NodeValues>>,
+}
+
+impl std::ops::Deref for Node {
+    type Target = NodeStats;
+
+    fn deref(&self) -> &NodeStats {
+        &self.stats
+    }
+}
+
+impl std::ops::DerefMut for Node {
+    fn deref_mut(&mut self) -> &mut NodeStats {
+        &mut self.stats
+    }
 }
 
 /// A communication matrix: a per-peer variable bound to `MPI_COMM_WORLD`.
@@ -239,7 +327,7 @@ pub struct CommMatrix {
 }
 
 /// A variable skipped on some ranks, for one reason.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skip {
     /// Its index.
     pub index: usize,
@@ -254,8 +342,11 @@ pub struct Skip {
 /// The profile of a whole job, reduced across its ranks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
-    /// The ranks' profiles, sorted by rank (what `ranks.json` holds).
+    /// The ranks' profiles, sorted by rank (what `ranks.json` holds); empty where the end of
+    /// a run streamed them to `ranks.json` instead ([`crate::partial`]).
     pub ranks: Vec<RankProfile>,
+    /// The ranks that sent a profile, in increasing order ([`Node::per_rank`]'s order).
+    pub rank_ids: Vec<usize>,
     /// The lowest rank's command line.
     pub program: Vec<String>,
     /// The lowest rank's MPI library.
@@ -433,55 +524,44 @@ fn reduce_metric(kind: MetricKind, values: &[(usize, MetricData)], ranks: &[usiz
 }
 
 /// Index of `key` in `list`, appending it if new.
-fn intern<K: PartialEq + Clone>(list: &mut Vec<K>, key: &K) -> usize {
+pub(crate) fn intern<K: PartialEq + Clone>(list: &mut Vec<K>, key: &K) -> usize {
     list.iter().position(|k| k == key).unwrap_or_else(|| {
         list.push(key.clone());
         list.len() - 1
     })
 }
 
-/// Reduces the profiles of the ranks of one job (any order; see the module doc for the rules).
-pub fn reduce(ranks: &[RankProfile]) -> Profile {
-    let mut ranks: Vec<RankProfile> = ranks.to_vec();
-    ranks.sort_by_key(|r| r.rank);
-    let rank_ids: Vec<usize> = ranks.iter().map(|r| r.rank).collect();
-    let mut notes = Vec::new();
-    // The engine's notes with the ranks that made each (in first-seen order).
-    let mut rank_notes: Vec<(String, Vec<usize>)> = Vec::new();
+/// A node's key across ranks: its parent's index in the reduced tree, its name and kind.
+pub type NodeKey = (Option<usize>, String, Kind);
 
-    // Columns by (name, class), event types by name.
-    let mut col_keys: Vec<(String, String)> = Vec::new();
-    let mut columns: Vec<Column> = Vec::new();
-    let mut col_maps: Vec<Vec<usize>> = Vec::new();
-    let mut event_types: Vec<String> = Vec::new();
-    let mut event_maps: Vec<Vec<usize>> = Vec::new();
-    for r in &ranks {
-        let mut map = Vec::with_capacity(r.columns.len());
-        for c in &r.columns {
-            let key = (c.name.clone(), c.class.clone());
-            let i = intern(&mut col_keys, &key);
-            if i == columns.len() {
+/// Matches `r`'s columns with `columns` by (name, class), appending the new ones and counting
+/// `r` and its handles in each; returns the reduced index of each of `r`'s columns.
+pub(crate) fn column_map(columns: &mut Vec<Column>, r: &RankProfile) -> Vec<usize> {
+    let mut map = Vec::with_capacity(r.columns.len());
+    for c in &r.columns {
+        let i = columns
+            .iter()
+            .position(|k| k.meta.name == c.name && k.meta.class == c.class)
+            .unwrap_or_else(|| {
                 columns.push(Column {
                     meta: c.clone(),
                     label: c.name.clone(),
                     ranks: 0,
                     handles: 0,
                 });
-            }
-            if !map.contains(&i) {
-                columns[i].ranks += 1;
-            }
-            columns[i].handles += c.handles;
-            map.push(i);
+                columns.len() - 1
+            });
+        if !map.contains(&i) {
+            columns[i].ranks += 1;
         }
-        col_maps.push(map);
-        event_maps.push(
-            r.event_types
-                .iter()
-                .map(|e| intern(&mut event_types, e))
-                .collect(),
-        );
+        columns[i].handles += c.handles;
+        map.push(i);
     }
+    map
+}
+
+/// The labels of the columns: the name, with `.class` where two classes share it.
+pub(crate) fn label_columns(columns: &mut [Column]) {
     for i in 0..columns.len() {
         if columns
             .iter()
@@ -492,130 +572,166 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
             columns[i].label = format!("{}.{}", columns[i].meta.name, columns[i].meta.class);
         }
     }
-    let kinds: Vec<MetricKind> = columns.iter().map(|c| c.meta.metric).collect();
-    let zero_metrics = || {
-        kinds
-            .iter()
-            .map(|&k| MetricData::zero(k))
-            .collect::<Vec<_>>()
-    };
+}
 
-    // Nodes by (parent, name, kind); each rank's values in the reduced alignment.
-    let mut node_keys: Vec<(Option<usize>, String, Kind)> = Vec::new();
-    let mut per_rank: Vec<Vec<Option<NodeValues>>> = Vec::new();
-    for (ri, r) in ranks.iter().enumerate() {
-        let mut local: Vec<usize> = Vec::with_capacity(r.nodes.len());
-        for (i, n) in r.nodes.iter().enumerate() {
-            let parent = n.parent.filter(|&p| p < i).map(|p| local[p]);
-            if n.parent.is_some() && parent.is_none() {
-                notes.push(format!(
-                    "rank {}: node {i} ({}) has parent {:?}, not an earlier node: taken as a root",
-                    r.rank, n.name, n.parent
-                ));
-            }
-            let g = intern(&mut node_keys, &(parent, n.name.clone(), n.kind));
-            if g == per_rank.len() {
-                per_rank.push(vec![None; ranks.len()]);
-            }
-            local.push(g);
-            let mut metrics = zero_metrics();
-            for (c, m) in n.metrics.iter().enumerate() {
-                if let Some(&gc) = col_maps[ri].get(c) {
-                    if m.kind() == kinds[gc] {
-                        absorb(&mut metrics[gc], m);
-                    } else {
-                        notes.push(format!(
-                            "rank {}: node {} has a {} metric for column {}, a {} column: left out",
-                            r.rank,
-                            n.name,
-                            m.kind().name(),
-                            columns[gc].label,
-                            kinds[gc].name()
-                        ));
-                    }
+/// One rank's nodes in the reduced alignment: `col_map` and `event_map` give the reduced
+/// index of each of its columns and event types (an index past `columns` leaves that column
+/// out), `key` the reduced index of a node's key (`None`: the node is left out). Each entry:
+/// the node's reduced parent and its values, inclusive ones and the exclusive time computed.
+/// What does not fit (a parent that is not an earlier node, a metric of another kind than its
+/// column's) is said in `notes`, in the rank's node order.
+pub(crate) fn rank_values(
+    r: &RankProfile,
+    (col_map, event_map): (&[usize], &[usize]),
+    (columns, n_events): (&[Column], usize),
+    key: &mut dyn FnMut(NodeKey) -> Option<usize>,
+    notes: &mut Vec<String>,
+) -> BTreeMap<usize, (Option<usize>, NodeValues)> {
+    let kinds: Vec<MetricKind> = columns.iter().map(|c| c.meta.metric).collect();
+    let mut out: BTreeMap<usize, (Option<usize>, NodeValues)> = BTreeMap::new();
+    let mut local: Vec<Option<usize>> = Vec::with_capacity(r.nodes.len());
+    for (i, n) in r.nodes.iter().enumerate() {
+        let parent = n.parent.filter(|&p| p < i).map(|p| local[p]);
+        if n.parent.is_some() && parent.is_none() {
+            notes.push(format!(
+                "rank {}: node {i} ({}) has parent {:?}, not an earlier node: taken as a root",
+                r.rank, n.name, n.parent
+            ));
+        }
+        // A node under one left out is left out.
+        let g = match parent {
+            Some(None) => None,
+            Some(Some(p)) => key((Some(p), n.name.clone(), n.kind)),
+            None => key((None, n.name.clone(), n.kind)),
+        };
+        local.push(g);
+        let Some(g) = g else { continue };
+        let mut metrics: Vec<MetricData> = kinds.iter().map(|&k| MetricData::zero(k)).collect();
+        for (c, m) in n.metrics.iter().enumerate() {
+            if let Some(&gc) = col_map.get(c).filter(|&&gc| gc < kinds.len()) {
+                if m.kind() == kinds[gc] {
+                    absorb(&mut metrics[gc], m);
+                } else {
+                    notes.push(format!(
+                        "rank {}: node {} has a {} metric for column {}, a {} column: left out",
+                        r.rank,
+                        n.name,
+                        m.kind().name(),
+                        columns[gc].label,
+                        kinds[gc].name()
+                    ));
                 }
             }
-            let mut events = vec![0u64; event_types.len()];
-            for (e, &count) in n.events.iter().enumerate() {
-                if let Some(&ge) = event_maps[ri].get(e) {
-                    events[ge] += count;
-                }
+        }
+        let mut events = vec![0u64; n_events];
+        for (e, &count) in n.events.iter().enumerate() {
+            if let Some(&ge) = event_map.get(e).filter(|&&ge| ge < n_events) {
+                events[ge] += count;
             }
-            let slot = &mut per_rank[g][ri];
-            match slot {
-                None => {
-                    *slot = Some(NodeValues {
-                        calls: n.calls,
-                        time_ns: n.time_ns,
-                        exclusive_time_ns: 0,
-                        timed_calls: n.timed_calls,
-                        inclusive: Vec::new(),
-                        inclusive_events: Vec::new(),
-                        metrics,
-                        events,
-                    })
+        }
+        match out.get_mut(&g) {
+            None => {
+                out.insert(
+                    g,
+                    (
+                        parent.flatten(),
+                        NodeValues {
+                            calls: n.calls,
+                            time_ns: n.time_ns,
+                            exclusive_time_ns: 0,
+                            timed_calls: n.timed_calls,
+                            inclusive: Vec::new(),
+                            inclusive_events: Vec::new(),
+                            metrics,
+                            events,
+                        },
+                    ),
+                );
+            }
+            Some((_, v)) => {
+                // The same path twice on one rank: merged.
+                v.calls += n.calls;
+                v.time_ns += n.time_ns;
+                v.timed_calls = v.timed_calls.saturating_add(n.timed_calls);
+                for (a, b) in v.metrics.iter_mut().zip(&metrics) {
+                    absorb(a, b);
                 }
-                Some(v) => {
-                    // The same path twice on one rank: merged.
-                    v.calls += n.calls;
-                    v.time_ns += n.time_ns;
-                    v.timed_calls = v.timed_calls.saturating_add(n.timed_calls);
-                    for (a, b) in v.metrics.iter_mut().zip(&metrics) {
-                        absorb(a, b);
-                    }
-                    for (a, b) in v.events.iter_mut().zip(&events) {
-                        *a += b;
-                    }
+                for (a, b) in v.events.iter_mut().zip(&events) {
+                    *a += b;
                 }
             }
         }
     }
-    let parents: Vec<Option<usize>> = node_keys.iter().map(|k| k.0).collect();
-
     // Inclusive values and exclusive time, children before parents (a parent comes first).
-    for v in per_rank.iter_mut().flatten().flatten() {
+    for (_, v) in out.values_mut() {
         v.inclusive = v.metrics.clone();
         v.inclusive_events = v.events.clone();
     }
-    // `per_rank` is indexed [node][rank]: a loop over ranks indexes its inner vectors.
-    #[allow(clippy::needless_range_loop)]
-    for ri in 0..ranks.len() {
-        let mut child_time = vec![0u64; node_keys.len()];
-        for g in (0..node_keys.len()).rev() {
-            let Some(v) = per_rank[g][ri].clone() else {
-                continue;
-            };
-            if let Some(p) = parents[g] {
-                child_time[p] = child_time[p].saturating_add(v.time_ns);
-                if let Some(pv) = &mut per_rank[p][ri] {
-                    for (a, b) in pv.inclusive.iter_mut().zip(&v.inclusive) {
-                        absorb(a, b);
-                    }
-                    for (a, b) in pv.inclusive_events.iter_mut().zip(&v.inclusive_events) {
-                        *a += b;
-                    }
+    let mut child_time: HashMap<usize, u64> = HashMap::new();
+    let order: Vec<usize> = out.keys().rev().copied().collect();
+    for g in order {
+        let (parent, v) = out[&g].clone();
+        if let Some(p) = parent {
+            let t = child_time.entry(p).or_default();
+            *t = t.saturating_add(v.time_ns);
+            if let Some((_, pv)) = out.get_mut(&p) {
+                for (a, b) in pv.inclusive.iter_mut().zip(&v.inclusive) {
+                    absorb(a, b);
+                }
+                for (a, b) in pv.inclusive_events.iter_mut().zip(&v.inclusive_events) {
+                    *a += b;
                 }
             }
         }
-        for (g, &t) in child_time.iter().enumerate() {
-            if let Some(v) = &mut per_rank[g][ri] {
-                v.exclusive_time_ns = v.time_ns.saturating_sub(t);
-            }
-        }
     }
+    for (g, (_, v)) in out.iter_mut() {
+        v.exclusive_time_ns = v
+            .time_ns
+            .saturating_sub(child_time.get(g).copied().unwrap_or(0));
+    }
+    out
+}
 
-    let stat = |values: &[Option<NodeValues>], f: &dyn Fn(&NodeValues) -> f64| {
-        Stat::of(
-            rank_ids
-                .iter()
-                .zip(values)
-                .map(|(&r, v)| (r, v.as_ref().map_or(0.0, f))),
-        )
-        .unwrap_or_else(Stat::zero)
-    };
-    let mut nodes: Vec<Node> = Vec::with_capacity(node_keys.len());
-    for (g, (parent, name, kind)) in node_keys.into_iter().enumerate() {
-        let values = std::mem::take(&mut per_rank[g]);
+/// A node's statistics over the ranks: everything of a [`Node`] but its place in the tree and
+/// its per-rank values. Of one rank, or merged ([`NodeStats::merge`]) over consecutive ranks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeStats {
+    /// Calls over the ranks (a rank without the node: 0).
+    pub calls: Stat,
+    /// Inclusive time in nanoseconds.
+    pub time: Stat,
+    /// Exclusive time in nanoseconds.
+    pub exclusive_time: Stat,
+    /// Whether some rank timed only some of the calls (its time is estimated from those).
+    pub estimated: bool,
+    /// Exclusive metrics per column.
+    pub metrics: Vec<Reduced>,
+    /// Inclusive metrics per column.
+    pub inclusive: Vec<Reduced>,
+    /// Exclusive event counts per event type.
+    pub events: Vec<Stat>,
+    /// Inclusive event counts per event type.
+    pub inclusive_events: Vec<Stat>,
+}
+
+impl NodeStats {
+    /// The statistics of `values`, one per rank of `rank_ids` (`None`: the rank lacks the
+    /// node), of columns of `kinds` and `n_events` event types.
+    pub fn of(
+        rank_ids: &[usize],
+        values: &[Option<NodeValues>],
+        kinds: &[MetricKind],
+        n_events: usize,
+    ) -> NodeStats {
+        let stat = |f: &dyn Fn(&NodeValues) -> f64| {
+            Stat::of(
+                rank_ids
+                    .iter()
+                    .zip(values)
+                    .map(|(&r, v)| (r, v.as_ref().map_or(0.0, f))),
+            )
+            .unwrap_or_else(Stat::zero)
+        };
         let metric_stats = |inclusive: bool| -> Vec<Reduced> {
             kinds
                 .iter()
@@ -623,7 +739,7 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
                 .map(|(c, &k)| {
                     let vals: Vec<(usize, MetricData)> = rank_ids
                         .iter()
-                        .zip(&values)
+                        .zip(values)
                         .filter_map(|(&r, v)| {
                             let v = v.as_ref()?;
                             Some((
@@ -636,14 +752,14 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
                             ))
                         })
                         .collect();
-                    reduce_metric(k, &vals, &rank_ids)
+                    reduce_metric(k, &vals, rank_ids)
                 })
                 .collect()
         };
         let event_stats = |inclusive: bool| -> Vec<Stat> {
-            (0..event_types.len())
+            (0..n_events)
                 .map(|e| {
-                    stat(&values, &|v| {
+                    stat(&|v| {
                         (if inclusive {
                             v.inclusive_events[e]
                         } else {
@@ -653,70 +769,191 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
                 })
                 .collect()
         };
-        nodes.push(Node {
-            parent,
-            depth: parent.map_or(0, |p| nodes[p].depth + 1),
-            name,
-            kind,
-            calls: stat(&values, &|v| v.calls as f64),
-            time: stat(&values, &|v| v.time_ns as f64),
-            exclusive_time: stat(&values, &|v| v.exclusive_time_ns as f64),
+        NodeStats {
+            calls: stat(&|v| v.calls as f64),
+            time: stat(&|v| v.time_ns as f64),
+            exclusive_time: stat(&|v| v.exclusive_time_ns as f64),
             estimated: values.iter().flatten().any(|v| v.timed_calls < v.calls),
             metrics: metric_stats(false),
             inclusive: metric_stats(true),
             events: event_stats(false),
             inclusive_events: event_stats(true),
-            per_rank: values,
-        });
-    }
-
-    let matrices = matrices(&ranks, &columns, &col_maps, &mut notes);
-
-    let mut skipped: Vec<Skip> = Vec::new();
-    for r in &ranks {
-        for s in &r.skipped {
-            match skipped
-                .iter_mut()
-                .find(|k| k.index == s.index && k.name == s.name && k.reason == s.reason)
-            {
-                Some(k) => k.ranks.push(r.rank),
-                None => skipped.push(Skip {
-                    index: s.index,
-                    name: s.name.clone(),
-                    reason: s.reason.clone(),
-                    ranks: vec![r.rank],
-                }),
-            }
-        }
-        for n in &r.notes {
-            match rank_notes.iter_mut().find(|(text, _)| text == n) {
-                Some((_, on)) => on.push(r.rank),
-                None => rank_notes.push((n.clone(), vec![r.rank])),
-            }
         }
     }
-    // One line per note however many ranks made it: "ranks 0-3: ...", "rank 2: ...".
+
+    /// The statistics of the ranks of both.
+    pub fn merge(self, other: &NodeStats) -> NodeStats {
+        let stats = |a: Vec<Stat>, b: &[Stat]| -> Vec<Stat> {
+            a.into_iter().zip(b).map(|(a, b)| a.merge(*b)).collect()
+        };
+        let reduced = |a: Vec<Reduced>, b: &[Reduced]| -> Vec<Reduced> {
+            a.into_iter().zip(b).map(|(a, b)| a.merge(b)).collect()
+        };
+        NodeStats {
+            calls: self.calls.merge(other.calls),
+            time: self.time.merge(other.time),
+            exclusive_time: self.exclusive_time.merge(other.exclusive_time),
+            estimated: self.estimated || other.estimated,
+            metrics: reduced(self.metrics, &other.metrics),
+            inclusive: reduced(self.inclusive, &other.inclusive),
+            events: stats(self.events, &other.events),
+            inclusive_events: stats(self.inclusive_events, &other.inclusive_events),
+        }
+    }
+
+    /// The node of the reduced tree these are the statistics of.
+    pub fn into_node(
+        self,
+        (parent, name, kind): NodeKey,
+        depth: usize,
+        per_rank: Vec<Option<NodeValues>>,
+    ) -> Node {
+        Node {
+            parent,
+            depth,
+            name,
+            kind,
+            stats: self,
+            per_rank,
+        }
+    }
+}
+
+/// Adds `r`'s skipped variables and notes to the groups, `r`'s rank to each.
+pub(crate) fn group_skips_and_notes(
+    r: &RankProfile,
+    skipped: &mut Vec<Skip>,
+    rank_notes: &mut Vec<(String, Vec<usize>)>,
+) {
+    for s in &r.skipped {
+        match skipped
+            .iter_mut()
+            .find(|k| k.index == s.index && k.name == s.name && k.reason == s.reason)
+        {
+            Some(k) => k.ranks.push(r.rank),
+            None => skipped.push(Skip {
+                index: s.index,
+                name: s.name.clone(),
+                reason: s.reason.clone(),
+                ranks: vec![r.rank],
+            }),
+        }
+    }
+    for n in &r.notes {
+        match rank_notes.iter_mut().find(|(text, _)| text == n) {
+            Some((_, on)) => on.push(r.rank),
+            None => rank_notes.push((n.clone(), vec![r.rank])),
+        }
+    }
+}
+
+/// The notes that close the reduction: one line per engine note however many ranks made it
+/// ("ranks 0-3: ...", "rank 2: ..."), then whether the ranks agree on the job's size
+/// (`sizes`: the lowest rank's and whether some other differs) and all sent a profile.
+pub(crate) fn closing_notes(
+    notes: &mut Vec<String>,
+    rank_notes: Vec<(String, Vec<usize>)>,
+    n_ranks: usize,
+    sizes: Option<(usize, bool)>,
+) {
     for (text, on) in rank_notes {
         let who = if on.len() == 1 {
             format!("rank {}", on[0])
-        } else if on.len() == rank_ids.len() {
+        } else if on.len() == n_ranks {
             "every rank".to_owned()
         } else {
             format!("ranks {}", ranges(&on))
         };
         notes.push(format!("{who}: {text}"));
     }
-    if let Some(first) = ranks.first() {
-        if ranks.iter().any(|r| r.size != first.size) {
+    if let Some((size, differ)) = sizes {
+        if differ {
             notes.push("the ranks disagree on the size of MPI_COMM_WORLD".into());
-        } else if ranks.len() != first.size {
-            notes.push(format!(
-                "{} of {} ranks sent a profile",
-                ranks.len(),
-                first.size
-            ));
+        } else if n_ranks != size {
+            notes.push(format!("{n_ranks} of {size} ranks sent a profile"));
         }
     }
+}
+
+/// The note of a column whose elements bound to [`WORLD`] make no matrix.
+pub(crate) fn no_matrix_note(label: &str, size: usize) -> String {
+    format!(
+        "{label}: elements bound to {WORLD} but not {size} values on each of ranks 0..{size}: \
+         no matrix"
+    )
+}
+
+/// `r`'s elements bound to [`WORLD`] of the reduced column `c` (`map`: `r`'s column map).
+pub(crate) fn world_row<'a>(r: &'a RankProfile, map: &[usize], c: usize) -> Option<&'a Vec<f64>> {
+    r.elements
+        .iter()
+        .find(|e| e.object == WORLD && map.get(e.column) == Some(&c))
+        .map(|e| &e.values)
+}
+
+/// Reduces the profiles of the ranks of one job (any order; see the module doc for the rules).
+pub fn reduce(ranks: &[RankProfile]) -> Profile {
+    let mut ranks: Vec<RankProfile> = ranks.to_vec();
+    ranks.sort_by_key(|r| r.rank);
+    let rank_ids: Vec<usize> = ranks.iter().map(|r| r.rank).collect();
+    let mut notes = Vec::new();
+    // The engine's notes with the ranks that made each (in first-seen order).
+    let mut rank_notes: Vec<(String, Vec<usize>)> = Vec::new();
+
+    // Columns by (name, class), event types by name.
+    let mut columns: Vec<Column> = Vec::new();
+    let mut col_maps: Vec<Vec<usize>> = Vec::new();
+    let mut event_types: Vec<String> = Vec::new();
+    let mut event_maps: Vec<Vec<usize>> = Vec::new();
+    for r in &ranks {
+        col_maps.push(column_map(&mut columns, r));
+        event_maps.push(
+            r.event_types
+                .iter()
+                .map(|e| intern(&mut event_types, e))
+                .collect(),
+        );
+    }
+    label_columns(&mut columns);
+    let kinds: Vec<MetricKind> = columns.iter().map(|c| c.meta.metric).collect();
+
+    // Nodes by (parent, name, kind); each rank's values in the reduced alignment.
+    let mut node_keys: Vec<NodeKey> = Vec::new();
+    let mut by_rank = Vec::with_capacity(ranks.len());
+    for (ri, r) in ranks.iter().enumerate() {
+        by_rank.push(rank_values(
+            r,
+            (&col_maps[ri], &event_maps[ri]),
+            (&columns, event_types.len()),
+            &mut |k| Some(intern(&mut node_keys, &k)),
+            &mut notes,
+        ));
+    }
+    let mut per_rank: Vec<Vec<Option<NodeValues>>> = vec![vec![None; ranks.len()]; node_keys.len()];
+    for (ri, values) in by_rank.into_iter().enumerate() {
+        for (g, (_, v)) in values {
+            per_rank[g][ri] = Some(v);
+        }
+    }
+
+    let mut nodes: Vec<Node> = Vec::with_capacity(node_keys.len());
+    for (g, key) in node_keys.into_iter().enumerate() {
+        let values = std::mem::take(&mut per_rank[g]);
+        let depth = key.0.map_or(0, |p| nodes[p].depth + 1);
+        let stats = NodeStats::of(&rank_ids, &values, &kinds, event_types.len());
+        nodes.push(stats.into_node(key, depth, values));
+    }
+
+    let matrices = matrices(&ranks, &columns, &col_maps, &mut notes);
+
+    let mut skipped: Vec<Skip> = Vec::new();
+    for r in &ranks {
+        group_skips_and_notes(r, &mut skipped, &mut rank_notes);
+    }
+    let sizes = ranks
+        .first()
+        .map(|first| (first.size, ranks.iter().any(|r| r.size != first.size)));
+    closing_notes(&mut notes, rank_notes, rank_ids.len(), sizes);
     let mut hosts: Vec<String> = Vec::new();
     for r in &ranks {
         intern(&mut hosts, &r.hostname);
@@ -739,6 +976,7 @@ pub fn reduce(ranks: &[RankProfile]) -> Profile {
         matrices,
         skipped,
         notes,
+        rank_ids,
         ranks,
     }
 }
@@ -760,12 +998,7 @@ fn matrices(
         let rows: Vec<Option<&Vec<f64>>> = ranks
             .iter()
             .zip(col_maps)
-            .map(|(r, map)| {
-                r.elements
-                    .iter()
-                    .find(|e| e.object == WORLD && map.get(e.column) == Some(&c))
-                    .map(|e| &e.values)
-            })
+            .map(|(r, map)| world_row(r, map, c))
             .collect();
         if rows.iter().all(Option::is_none) {
             continue;
@@ -777,11 +1010,7 @@ fn matrices(
                 rows: rows.into_iter().flatten().cloned().collect(),
             });
         } else {
-            notes.push(format!(
-                "{}: elements bound to {WORLD} but not {size} values on each of ranks 0..{size}: \
-                 no matrix",
-                col.label
-            ));
+            notes.push(no_matrix_note(&col.label, size));
         }
     }
     out

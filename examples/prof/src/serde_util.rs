@@ -110,3 +110,18 @@ pub(crate) mod float_vec {
             .collect())
     }
 }
+
+/// A float as the 64 bits of its IEEE 754 representation: exact whatever it is (NaN, infinite,
+/// `-0.0`, the last bit of a sum), for the partial reductions the ranks send each other (a
+/// decimal round trip may lose the last bit).
+pub(crate) mod bits {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(v.to_bits())
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        u64::deserialize(d).map(f64::from_bits)
+    }
+}

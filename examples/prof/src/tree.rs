@@ -2,11 +2,9 @@
 //! every rank merges what its children send into its own part before sending one result to
 //! its parent, so no rank holds more than its children's parts at once (the shape of Caliper's
 //! cross-process aggregation and of Score-P's definition unification). Used by the end of a
-//! run: the profiles' reduction and the trace's global definitions. Beside them [`Pmpi`], the
+//! run: the profiles' reduction ([`reduce`], [`bcast`], then [`in_turn`] for `ranks.json`) and
+//! the trace's global definitions. Beside them [`Pmpi`], the
 //! collectives OTF2 makes while it opens and closes an archive, on the same `PMPI_` calls.
-
-// Callers arrive with the profile's and the trace's tree-shaped finish.
-#![allow(dead_code)]
 
 use std::mem::MaybeUninit;
 use std::os::raw::c_int;
@@ -20,7 +18,8 @@ use crate::glue::SUCCESS;
 /// A communicator handle, as the trace writer passes it around without touching MPI.
 pub(crate) type CommHandle = MPI_Comm;
 
-/// `MPI_COMM_WORLD` (after `MPI_Init`).
+/// `MPI_COMM_WORLD` (after `MPI_Init`), for the tests' MPI children.
+#[cfg(test)]
 pub(crate) fn comm_world() -> MPI_Comm {
     // SAFETY: a `static` of mpi-sys's C shim (the ABI build's constant), never written.
     unsafe { mpi_sys::RSMPI_COMM_WORLD }
@@ -144,6 +143,45 @@ pub(crate) fn reduce(comm: MPI_Comm, local: Vec<u8>, merge: &mut Merge<'_>) -> O
             None
         }
         None => Some(acc),
+    }
+}
+
+/// Every rank's `local` bytes to rank 0 one rank after the other, in rank order (its own
+/// first), up the same tree: rank 0 hands each to `each` (rank, bytes) before it takes the
+/// next. A rank's subtree is the ranks from it to the next of its parent's children, so its
+/// stream is its own bytes, then each child's stream, nearest first; a child starts its
+/// stream when its parent asks for it, and every rank forwards one rank's bytes at a time, so
+/// no rank holds more than one other rank's bytes (and what MPI buffers on the way), and
+/// rank 0 receives only from its children. Every rank of `comm` makes the same call; the
+/// others' `each` is not called. A child whose stream breaks off ends it there.
+pub(crate) fn in_turn(comm: MPI_Comm, local: Vec<u8>, each: &mut dyn FnMut(usize, Vec<u8>)) {
+    let (rank, size) = rank_and_size(comm);
+    let up = parent(rank);
+    if let Some(p) = up
+        && recv(comm, p).is_none()
+    {
+        return;
+    }
+    // An item: the rank (8 bytes) and its bytes; the end of a stream: an empty message.
+    let mut emit = |from: usize, bytes: Vec<u8>| match up {
+        None => each(from, bytes),
+        Some(p) => {
+            let mut item = (from as u64).to_le_bytes().to_vec();
+            item.extend_from_slice(&bytes);
+            send(comm, p, &item);
+        }
+    };
+    emit(rank, local);
+    for child in children(rank, size) {
+        send(comm, child, &[]);
+        while let Some(item) = recv(comm, child).filter(|m| m.len() >= 8) {
+            let mut from = [0u8; 8];
+            from.copy_from_slice(&item[..8]);
+            emit(u64::from_le_bytes(from) as usize, item[8..].to_vec());
+        }
+    }
+    if let Some(p) = up {
+        send(comm, p, &[]);
     }
 }
 
@@ -432,6 +470,18 @@ mod tests {
             let got = bcast(world, all);
             let want: Vec<u8> = (0..size).flat_map(|r| vec![r as u8; r + 1]).collect();
             assert_eq!(got, want, "rank {rank}");
+            // In turn, up the tree: rank 0 sees every rank's bytes once, in rank order.
+            let mut seen = Vec::new();
+            in_turn(world, vec![rank as u8; rank + 1], &mut |r, b| {
+                seen.push((r, b))
+            });
+            let want: Vec<(usize, Vec<u8>)> =
+                (0..size).map(|r| (r, vec![r as u8; r + 1])).collect();
+            assert_eq!(
+                seen,
+                if rank == 0 { want } else { Vec::new() },
+                "rank {rank}"
+            );
             println!("TREE_OK {rank}");
             // SAFETY: MPI initialised above, finalised once.
             unsafe { mpi_sys::PMPI_Finalize() };

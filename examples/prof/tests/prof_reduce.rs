@@ -5,7 +5,9 @@ use mpit_prof::Mode;
 use mpit_prof::model::{
     ColumnMeta, ElementData, Kind, MetricData, MetricKind, NodeData, RankProfile, SkippedData,
 };
+use mpit_prof::partial::{Assembly, Partial, Tables};
 use mpit_prof::reduce::{NodeValues, Profile, Reduced, Stat, WORLD, reduce};
+use mpit_prof::write::RanksFile;
 use proptest::prelude::*;
 
 fn column(index: usize, name: &str, class: &str, metric: MetricKind) -> ColumnMeta {
@@ -736,4 +738,254 @@ proptest! {
         let _ = mpit_prof::write::text::render(&p);
         let _ = mpit_prof::write::caliper::render(&p);
     }
+}
+
+// ---- the tree-shaped reduction (mpit_prof::partial) ----
+
+/// A job of up to 9 ranks with what the tree must also carry: fractional deltas (whose sums
+/// round differently in another order), elements bound to `MPI_COMM_WORLD` (matrices, or
+/// their note), skipped variables and notes.
+fn arb_tree_job() -> impl Strategy<Value = Vec<RankProfile>> {
+    (1usize..10)
+        .prop_flat_map(|size| {
+            (0..size)
+                .map(|r| {
+                    (
+                        arb_rank(r, size),
+                        0u8..4,
+                        proptest::collection::vec(0usize..3, 0..3),
+                        proptest::collection::vec(0usize..2, 0..2),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .prop_map(|ranks| {
+            ranks
+                .into_iter()
+                .map(|(mut p, world, skips, notes)| {
+                    for n in &mut p.nodes {
+                        for m in &mut n.metrics {
+                            if let MetricData::Delta { sum } = m {
+                                *sum = *sum / 7.0 + 0.1;
+                            }
+                        }
+                    }
+                    // 0: none; 1: a row of the job's size; 2: a row too short; 3: of column 1.
+                    if world > 0 && !p.columns.is_empty() {
+                        let column = usize::from(world == 3).min(p.columns.len() - 1);
+                        let mut e = world_elements(p.rank, p.size, column);
+                        if world == 2 {
+                            e.values.pop();
+                        }
+                        p.elements.push(e);
+                    }
+                    p.skipped = skips
+                        .into_iter()
+                        .map(|i| SkippedData {
+                            index: 10 + i,
+                            name: Some(format!("v{i}")),
+                            reason: ["filtered", "refused"][i % 2].into(),
+                        })
+                        .collect();
+                    p.notes = notes.into_iter().map(|i| format!("note {i}")).collect();
+                    p
+                })
+                .collect()
+        })
+}
+
+/// Merges `parts` (consecutive ranks, in order) two at a time, each split where `cuts` says.
+fn merge_in_shape<T: Clone>(parts: &[T], cuts: &[usize], merge: &dyn Fn(T, &T) -> T) -> T {
+    if parts.len() == 1 {
+        return parts[0].clone();
+    }
+    let (cut, rest) = cuts.split_first().map_or((0, &[][..]), |(c, r)| (*c, r));
+    let k = 1 + cut % (parts.len() - 1);
+    let left = merge_in_shape(&parts[..k], rest, merge);
+    let right = merge_in_shape(&parts[k..], rest, merge);
+    merge(left, &right)
+}
+
+/// Merges `parts` as `tree::reduce` does on as many ranks: each rank merges its children's
+/// subtrees, nearest first, into its own.
+fn merge_binomial<T: Clone>(parts: &[T], rank: usize, merge: &dyn Fn(T, &T) -> T) -> T {
+    let limit = if rank == 0 {
+        usize::MAX
+    } else {
+        rank & rank.wrapping_neg()
+    };
+    let mut acc = parts[rank].clone();
+    let mut step = 1;
+    while step < limit && rank + step < parts.len() {
+        acc = merge(acc, &merge_binomial(parts, rank + step, merge));
+        step *= 2;
+    }
+    acc
+}
+
+/// Through the bytes the tree sends (`serde_json`, floats as their bits).
+fn wire<T: serde::Serialize + serde::de::DeserializeOwned>(v: T) -> T {
+    serde_json::from_slice(&serde_json::to_vec(&v).unwrap()).unwrap()
+}
+
+/// Every statistic of `p`, in one order.
+fn stats_of(p: &mut Profile) -> Vec<&mut Stat> {
+    let mut out: Vec<&mut Stat> = vec![&mut p.duration, &mut p.pvars];
+    for n in &mut p.nodes {
+        let n = &mut n.stats;
+        out.extend([&mut n.calls, &mut n.time, &mut n.exclusive_time]);
+        out.extend(n.events.iter_mut().chain(n.inclusive_events.iter_mut()));
+        for m in n.metrics.iter_mut().chain(n.inclusive.iter_mut()) {
+            match m {
+                Reduced::Delta { sum } => out.push(sum),
+                Reduced::Watermark {
+                    changes,
+                    amount,
+                    last,
+                } => out.extend(
+                    [Some(changes), Some(amount), last.as_mut()]
+                        .into_iter()
+                        .flatten(),
+                ),
+                Reduced::Samples {
+                    count,
+                    min,
+                    max,
+                    mean,
+                } => out.extend(
+                    [Some(count), min.as_mut(), max.as_mut(), mean.as_mut()]
+                        .into_iter()
+                        .flatten(),
+                ),
+                Reduced::Raw { last } => out.extend(last.as_mut()),
+            }
+        }
+    }
+    out
+}
+
+/// Where `tree`'s sums and means are within rounding of `want`'s (relative 1e-12: the sums
+/// here are of at most 9 ranks' values), takes `want`'s: the one difference adding in another
+/// order makes. Everything else must then be equal.
+fn forgive_rounding(tree: &mut Profile, want: &mut Profile) {
+    let close = |a: f64, b: f64| {
+        a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+    };
+    for (t, w) in stats_of(tree).into_iter().zip(stats_of(want)) {
+        if close(t.sum, w.sum) && close(t.mean, w.mean) {
+            t.sum = w.sum;
+            t.mean = w.mean;
+        }
+    }
+}
+
+/// A shape of merges: the parts, in rank order, merged into one with the merge given.
+type Shape<'a, T> = &'a dyn Fn(&[T], &dyn Fn(T, &T) -> T) -> T;
+
+/// The tree's path over `job`: tables merged in `shape`, statistics merged in `shape`, each
+/// part through the wire, then the ranks added in order (`ranks.json` into `dir`).
+fn tree_path(
+    job: &[RankProfile],
+    shape: Shape<'_, Partial>,
+    tables_shape: Shape<'_, Tables>,
+) -> Profile {
+    let tables: Vec<Tables> = job.iter().map(|r| wire(Tables::of(r))).collect();
+    let tables = wire(tables_shape(&tables, &|a, b| wire(a.merge(b))).labelled());
+    let parts: Vec<Partial> = job.iter().map(|r| wire(Partial::of(&tables, r))).collect();
+    let partial = shape(&parts, &|a, b| wire(a.merge(b)));
+    assert_eq!(partial.ranks(), job.len(), "the partial's ranks");
+    let mut assembly = Assembly::new(tables, partial, true);
+    for r in job {
+        assembly.add(r);
+    }
+    assembly.finish()
+}
+
+/// `profile.json` as the end of a run writes it: each rank's rows as it is added.
+fn streamed_caliper(job: &[RankProfile]) -> String {
+    let tables: Vec<Tables> = job.iter().map(Tables::of).collect();
+    let tables = merge_binomial(&tables, 0, &|a, b| a.merge(b)).labelled();
+    let parts: Vec<Partial> = job.iter().map(|r| Partial::of(&tables, r)).collect();
+    let mut assembly = Assembly::new(tables, merge_binomial(&parts, 0, &|a, b| a.merge(b)), false);
+    let mut w = mpit_prof::write::caliper::Writer::new(Vec::new(), assembly.profile()).unwrap();
+    for r in job {
+        let values = assembly.add(r);
+        w.rank(assembly.profile(), r.rank, &|n| values[n].as_ref())
+            .unwrap();
+    }
+    let p = assembly.finish();
+    assert!(
+        p.nodes.iter().all(|n| n.per_rank.is_empty()),
+        "kept per-rank values"
+    );
+    String::from_utf8(w.finish(&p).unwrap()).unwrap()
+}
+
+proptest! {
+    #[test]
+    fn tree_merge_is_reduce(
+        job in arb_tree_job(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        tcuts in proptest::collection::vec(any::<usize>(), 0..12),
+    ) {
+        let mut want = reduce(&job);
+        let ids: Vec<usize> = want.ranks.iter().map(|r| r.rank).collect();
+        prop_assert_eq!(&want.rank_ids, &ids);
+        want.ranks.clear();
+        let shapes: [(&str, Profile); 2] = [
+            ("any shape", tree_path(
+                &job,
+                &|p, m| merge_in_shape(p, &cuts, m),
+                &|t, m| merge_in_shape(t, &tcuts, m),
+            )),
+            ("binomial", tree_path(
+                &job,
+                &|p, m| merge_binomial(p, 0, m),
+                &|t, m| merge_binomial(t, 0, m),
+            )),
+        ];
+        for (what, mut got) in shapes {
+            let mut w = want.clone();
+            forgive_rounding(&mut got, &mut w);
+            prop_assert_eq!(got, w, "{}", what);
+        }
+        // profile.json streamed one rank at a time from the profile without per-rank values
+        // is the whole one's text (its rows are the ranks' own values: no sum in them).
+        prop_assert_eq!(streamed_caliper(&job), mpit_prof::write::caliper::render(&want));
+    }
+
+    #[test]
+    fn ranks_file_is_ranks_json(job in arb_tree_job()) {
+        static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mpit-prof-ranks-file-{}-{}",
+            std::process::id(),
+            RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let mut file = RanksFile::create(&dir).unwrap();
+        for r in &job {
+            file.push(r).unwrap();
+        }
+        file.finish().unwrap();
+        let got = std::fs::read_to_string(dir.join("ranks.json")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let want = format!("{}\n", serde_json::to_string_pretty(&job).unwrap());
+        prop_assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn ranks_file_of_no_rank_is_an_empty_list() {
+    let dir =
+        std::env::temp_dir().join(format!("mpit-prof-ranks-file-{}-none", std::process::id()));
+    RanksFile::create(&dir).unwrap().finish().unwrap();
+    let got = std::fs::read_to_string(dir.join("ranks.json")).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        got,
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&Vec::<RankProfile>::new()).unwrap()
+        )
+    );
 }

@@ -136,7 +136,7 @@ fn header(out: &mut String, p: &Profile) {
     let _ = writeln!(
         out,
         "ranks:          {} on {} host{} ({hosts})",
-        p.ranks.len(),
+        p.rank_ids.len(),
         p.hosts.len(),
         if p.hosts.len() == 1 { "" } else { "s" }
     );
@@ -333,7 +333,7 @@ pub fn render(p: &Profile) -> String {
                 col.label.clone(),
                 col.meta.class.clone(),
                 col.meta.metric.name().into(),
-                format!("{}/{}", col.ranks, p.ranks.len()),
+                format!("{}/{}", col.ranks, p.rank_ids.len()),
                 num(head.sum),
                 at(num(head.min), head.min_rank),
                 at(num(head.max), head.max_rank),
@@ -470,7 +470,7 @@ pub fn render(p: &Profile) -> String {
                 );
             }
             let count = names.len() + holes.len();
-            let on = if ranks.len() == p.ranks.len() {
+            let on = if ranks.len() == p.rank_ids.len() {
                 "all ranks".to_string()
             } else {
                 format!(
@@ -535,7 +535,7 @@ pub fn diff(before: &Profile, after: &Profile, names: (&str, &str)) -> String {
             "{} | {} | {} ranks | mode {}",
             p.program.join(" "),
             p.library,
-            p.ranks.len(),
+            p.rank_ids.len(),
             p.mode
         )
     };
@@ -543,7 +543,7 @@ pub fn diff(before: &Profile, after: &Profile, names: (&str, &str)) -> String {
     let _ = writeln!(out, "before: {}: {}", names.0, describe(before));
     let _ = writeln!(out, "after:  {}: {}", names.1, describe(after));
     if before.library != after.library
-        || before.ranks.len() != after.ranks.len()
+        || before.rank_ids.len() != after.rank_ids.len()
         || before.mode != after.mode
     {
         let _ = writeln!(
