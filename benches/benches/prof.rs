@@ -683,6 +683,47 @@ fn pingpong(bench: &Bench, label: &str, md: &mut String) -> Value {
            "profiler": held, "sizes": rows})
 }
 
+/// The block pairs of one paired-mode run of `config`: per pair its size's index, the direct
+/// path's and the tool's extra µs per round trip; and the MPI_Send calls the program made
+/// (from its `paired` lines). Fails unless every size has its `blocks` pairs.
+fn block_pairs(
+    out: &Output,
+    part: &str,
+    run: usize,
+    config: Config,
+    blocks: usize,
+) -> (Vec<(usize, f64, f64)>, u64) {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut made = 0;
+    let mut pairs = Vec::new();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let num = |j: usize| f.get(j).and_then(|v| v.parse::<f64>().ok());
+        match (f.first().copied(), num(1), num(2), num(3), num(4)) {
+            (Some("paired"), Some(_), Some(n), Some(b), None) => {
+                let n = n as u64;
+                made += b as u64 * (n + n / 20 + 1);
+            }
+            (Some("pair"), Some(size), Some(n), Some(direct), Some(tool)) => {
+                let Some(s) = SIZES.iter().position(|&x| x as f64 == size) else {
+                    fail(format!("{part} ({}): size {size}?", config.name()));
+                };
+                pairs.push((s, direct / n * 1e6, (tool - direct) / n * 1e6));
+            }
+            _ => {}
+        }
+    }
+    if pairs.len() != blocks * SIZES.len() {
+        fail(format!(
+            "{part} run {run} ({}): {} block pairs of {}\n{text}",
+            config.name(),
+            pairs.len(),
+            blocks * SIZES.len()
+        ));
+    }
+    (pairs, made)
+}
+
 /// The paired part: each tool's configuration in `PROF_BENCH_PAIRED_RUNS` processes
 /// (interleaved, the order rotating), each making `PROF_BENCH_PAIRED_BLOCKS` pairs of blocks per
 /// size, one block through `PMPI_` (the program without a tool) and one through `MPI_` (the
@@ -717,34 +758,10 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
                 configs[i],
                 &["paired".into(), seconds.to_string(), blocks.to_string()],
             );
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            let mut made = 0;
-            let mut got = 0;
-            for l in text.lines() {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let num = |j: usize| f.get(j).and_then(|v| v.parse::<f64>().ok());
-                match (f.first().copied(), num(1), num(2), num(3), num(4)) {
-                    (Some("paired"), Some(_), Some(n), Some(b), None) => {
-                        let n = n as u64;
-                        made += b as u64 * (n + n / 20 + 1);
-                    }
-                    (Some("pair"), Some(size), Some(n), Some(direct), Some(tool)) => {
-                        let Some(s) = SIZES.iter().position(|&x| x as f64 == size) else {
-                            fail(format!("paired ({}): size {size}?", configs[i].name()));
-                        };
-                        direct_us[i][s].push(direct / n * 1e6);
-                        extra_us[i][s].push((tool - direct) / n * 1e6);
-                        got += 1;
-                    }
-                    _ => {}
-                }
-            }
-            if got != blocks * SIZES.len() {
-                fail(format!(
-                    "paired run {run} ({}): {got} block pairs of {}\n{text}",
-                    configs[i].name(),
-                    blocks * SIZES.len()
-                ));
+            let (pairs, made) = block_pairs(&out, "paired", run, configs[i], blocks);
+            for (s, direct, extra) in pairs {
+                direct_us[i][s].push(direct);
+                extra_us[i][s].push(extra);
             }
             sends[i] = made;
         }
@@ -1054,28 +1071,10 @@ fn trace(bench: &Bench, label: &str, md: &mut String) -> Value {
                 configs[i],
                 &["paired".into(), seconds.to_string(), blocks.to_string()],
             );
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            let mut got = 0;
-            for l in text.lines() {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let num = |j: usize| f.get(j).and_then(|v| v.parse::<f64>().ok());
-                if let (Some("pair"), Some(size), Some(n), Some(direct), Some(tool)) =
-                    (f.first().copied(), num(1), num(2), num(3), num(4))
-                {
-                    let Some(s) = SIZES.iter().position(|&x| x as f64 == size) else {
-                        fail(format!("trace ({}): size {size}?", configs[i].name()));
-                    };
-                    direct_us[i][s].push(direct / n * 1e6);
-                    extra_us[i][s].push((tool - direct) / n * 1e6);
-                    got += 1;
-                }
-            }
-            if got != blocks * SIZES.len() {
-                fail(format!(
-                    "trace run {run} ({}): {got} block pairs of {}\n{text}",
-                    configs[i].name(),
-                    blocks * SIZES.len()
-                ));
+            let (pairs, _) = block_pairs(&out, "trace", run, configs[i], blocks);
+            for (s, direct, extra) in pairs {
+                direct_us[i][s].push(direct);
+                extra_us[i][s].push(extra);
             }
             if configs[i] == Config::Trace {
                 bytes_per_pair.push(trace_bytes(bench, prof));
