@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Version of this control API; mpit_provider_abi_version() returns it. */
-#define MPIT_PROVIDER_ABI_VERSION 1
+#define MPIT_PROVIDER_ABI_VERSION 2
 
 /* Sources (MPI_T_source_get_info). */
 enum mpit_provider_source {
@@ -158,6 +158,21 @@ int mpit_provider_set_activity_safety(MPI_T_cb_safety context);
 
 /* enum mpit_provider_drop_scope; returns MPI_SUCCESS or MPI_T_ERR_INVALID. */
 int mpit_provider_set_drop_scope(int scope);
+
+/* Deferred delivery, the implementation that buffers events and invokes their callbacks later
+ * (MPI-4.1 section 16.3.8.5): mpit_provider_defer_many raises `count` instances of a type bound
+ * to no object (the i-th with data (const char *) data + i * stride), each timestamped when
+ * raised and kept in a buffer of mpit_provider_set_buffer_capacity(n) instances (default 0); an
+ * instance the full buffer cannot take is dropped for every registration of its type (counted
+ * in mpit_provider_events_dropped, reported by the dropped handlers before the next delivery
+ * of its source). mpit_provider_deliver_deferred invokes the buffered instances' callbacks in
+ * the order raised, in the caller's context, and returns how many instances it delivered (-1
+ * from inside a callback). set_buffer_capacity returns MPI_T_ERR_INVALID while instances wait
+ * or from inside a callback. */
+int mpit_provider_set_buffer_capacity(long long n);
+int mpit_provider_defer_many(int event_index, int source_index, const void *data,
+                             size_t stride, long long count);
+long long mpit_provider_deliver_deferred(void);
 
 #ifdef __cplusplus
 }

@@ -632,8 +632,9 @@ static void record_drop(reg_t *r, int src, MPI_T_event_dropped_cb_function *hand
 }
 
 /* Raises one instance. Arguments already validated; ctx already includes the enclosing
- * callback's context. */
-static void raise_one(int ev, int src, int ctx, const void *obj, const void *data)
+ * callback's context. ts: the instance's timestamp, or -1 to take it at delivery. */
+static void raise_one_at(int ev, int src, int ctx, const void *obj, const void *data,
+                         MPI_Count ts)
 {
     evstate_t *es = &evs[ev];
     if (atomic_load_explicit(&es->nregs, memory_order_relaxed) == 0 &&
@@ -654,7 +655,8 @@ static void raise_one(int ev, int src, int ctx, const void *obj, const void *dat
     inst.type = ev;
     inst.source = src;
     inst.data = data;
-    inst.timestamp = -1; /* taken when the first callback is found */
+    inst.timestamp = ts; /* else taken when the first callback is found */
+    int stamped = 0;
     inst_t *saved_inst = tls_inst;
     int saved_ctx = tls_ctx;
     for (reg_t *r = atomic_load(&es->head); r != NULL; r = atomic_load(&r->next)) {
@@ -665,8 +667,10 @@ static void raise_one(int ev, int src, int ctx, const void *obj, const void *dat
             record_drop(r, src, c.dropped);
             continue;
         }
-        if (inst.timestamp < 0) {
-            inst.timestamp = clock_ticks(sources[src].clock);
+        if (!stamped) {
+            stamped = 1;
+            if (inst.timestamp < 0)
+                inst.timestamp = clock_ticks(sources[src].clock);
             if (ordered) { /* strictly increasing in delivery order */
                 if (inst.timestamp <= src_last[src])
                     inst.timestamp = src_last[src] + 1;
@@ -688,6 +692,11 @@ static void raise_one(int ev, int src, int ctx, const void *obj, const void *dat
     if (ordered)
         pthread_mutex_unlock(&src_lock[src]);
     read_exit(ctx);
+}
+
+static void raise_one(int ev, int src, int ctx, const void *obj, const void *data)
+{
+    raise_one_at(ev, src, ctx, obj, data, -1);
 }
 
 static int raise_checked(int ev, int src, int ctx, const void *obj, const void *data,
@@ -797,6 +806,123 @@ API int mpit_provider_set_drop_scope(int scope)
         return MPI_T_ERR_INVALID;
     atomic_store(&g_drop_scope, scope);
     return MPI_SUCCESS;
+}
+
+/* Deferred delivery: instances kept in a bounded buffer, their callbacks invoked later
+ * (section 16.3.8.5: "An implementation is allowed to buffer such events and delay the
+ * callback invocation"; what "cannot be buffered" is dropped). */
+#define DEFER_DATA 32
+typedef struct {
+    int ev, src;
+    MPI_Count ts;
+    unsigned char data[DEFER_DATA];
+} deferred_t;
+static pthread_mutex_t g_defer_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_deliver_lock = PTHREAD_MUTEX_INITIALIZER; /* one delivery at a time */
+static deferred_t *g_deferred, *g_spare; /* g_defer_cap slots each; g_defer_len of g_deferred full */
+static long long g_defer_cap, g_defer_len;
+
+static size_t extent_of(int ev)
+{
+    size_t e = 0;
+    for (int i = 0; i < evtypes[ev].n; i++)
+        if ((size_t) evtypes[ev].disp[i] + evtypes[ev].size[i] > e)
+            e = (size_t) evtypes[ev].disp[i] + evtypes[ev].size[i];
+    return e;
+}
+
+/* An instance of ev from src that could not be buffered: dropped for every registration. */
+static void drop_everywhere(int ev, int src)
+{
+    read_enter();
+    for (reg_t *r = atomic_load(&evs[ev].head); r != NULL; r = atomic_load(&r->next)) {
+        if (atomic_load_explicit(&r->freed, memory_order_acquire))
+            continue;
+        record_drop(r, src, choose(r, 0).dropped);
+    }
+    read_exit(0);
+}
+
+API int mpit_provider_set_buffer_capacity(long long n)
+{
+    if (n < 0 || tls_depth > 0)
+        return MPI_T_ERR_INVALID;
+    pthread_mutex_lock(&g_deliver_lock);
+    pthread_mutex_lock(&g_defer_lock);
+    int rc = MPI_SUCCESS;
+    if (g_defer_len > 0) {
+        rc = MPI_T_ERR_INVALID;
+    } else {
+        deferred_t *b = n > 0 ? calloc((size_t) n, sizeof *b) : NULL;
+        deferred_t *spare = n > 0 ? calloc((size_t) n, sizeof *b) : NULL;
+        if (n > 0 && (b == NULL || spare == NULL)) {
+            free(b);
+            free(spare);
+            rc = MPI_T_ERR_OUT_OF_HANDLES;
+        } else {
+            free(g_deferred);
+            free(g_spare);
+            g_deferred = b;
+            g_spare = spare;
+            g_defer_cap = n;
+        }
+    }
+    pthread_mutex_unlock(&g_defer_lock);
+    pthread_mutex_unlock(&g_deliver_lock);
+    return rc;
+}
+
+API int mpit_provider_defer_many(int event_index, int source_index, const void *data,
+                                 size_t stride, long long count)
+{
+    if (!initialized())
+        return MPI_T_ERR_NOT_INITIALIZED;
+    if (event_index < 0 || event_index >= NEVT || source_index < 0 || source_index >= NSRC)
+        return MPI_T_ERR_INVALID_INDEX;
+    const size_t extent = extent_of(event_index);
+    if (count < 0 || (extent > 0 && data == NULL) ||
+        evtypes[event_index].bind != MPI_T_BIND_NO_OBJECT)
+        return MPI_T_ERR_INVALID;
+    const char *d = data;
+    for (long long i = 0; i < count; i++, d += stride) {
+        if (atomic_load_explicit(&evs[event_index].nregs, memory_order_relaxed) == 0)
+            continue; /* nobody to deliver or report to */
+        MPI_Count ts = clock_ticks(sources[source_index].clock);
+        pthread_mutex_lock(&g_defer_lock);
+        int kept = g_defer_len < g_defer_cap;
+        if (kept) {
+            deferred_t *e = &g_deferred[g_defer_len++];
+            e->ev = event_index;
+            e->src = source_index;
+            e->ts = ts;
+            if (extent > 0)
+                memcpy(e->data, d, extent);
+        }
+        pthread_mutex_unlock(&g_defer_lock);
+        if (!kept)
+            drop_everywhere(event_index, source_index);
+    }
+    return MPI_SUCCESS;
+}
+
+API long long mpit_provider_deliver_deferred(void)
+{
+    /* Swapped with the spare under the lock, delivered outside it: callbacks may defer more. */
+    if (tls_depth > 0)
+        return -1; /* inside a callback: the buffer being delivered must stay */
+    pthread_mutex_lock(&g_deliver_lock);
+    pthread_mutex_lock(&g_defer_lock);
+    deferred_t *b = g_deferred;
+    long long n = g_defer_len;
+    g_deferred = g_spare;
+    g_spare = b;
+    g_defer_len = 0;
+    pthread_mutex_unlock(&g_defer_lock);
+    const int ctx = tls_ctx > 0 ? tls_ctx : 0; /* -1 outside every callback */
+    for (long long i = 0; i < n; i++)
+        raise_one_at(b[i].ev, b[i].src, ctx, NULL, b[i].data, b[i].ts);
+    pthread_mutex_unlock(&g_deliver_lock);
+    return n;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -75,6 +75,9 @@ static void (*p_reset)(void);
 static int (*p_set_activity)(MPI_T_cb_safety);
 static int (*p_set_scope)(int);
 static int (*p_abi)(void);
+static int (*p_set_capacity)(long long);
+static int (*p_defer_many)(int, int, const void *, size_t, long long);
+static long long (*p_deliver)(void);
 
 static void *sym(const char *name)
 {
@@ -102,6 +105,9 @@ static void load_control_api(void)
     *(void **) &p_set_activity = sym("mpit_provider_set_activity_safety");
     *(void **) &p_set_scope = sym("mpit_provider_set_drop_scope");
     *(void **) &p_abi = sym("mpit_provider_abi_version");
+    *(void **) &p_set_capacity = sym("mpit_provider_set_buffer_capacity");
+    *(void **) &p_defer_many = sym("mpit_provider_defer_many");
+    *(void **) &p_deliver = sym("mpit_provider_deliver_deferred");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -894,6 +900,53 @@ static void test_dropped(void)
     free_reg(rc, &fid);
 }
 
+/* Deferred delivery: a buffer of 3 takes E1..E3 of five, E4 E5 are dropped; delivery then
+ * reports the 2 drops and invokes E1..E3 in order, with the timestamps of their raising. */
+static void test_deferred(void)
+{
+    static cbid_t a = {40, MPIT_PROVIDER_EVENT_TEST, MPI_T_CB_REQUIRE_NONE};
+    MPI_T_event_registration ra = alloc_reg(MPIT_PROVIDER_EVENT_TEST, NULL);
+    MPI_T_event_register_callback(ra, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, &a, rec_cb);
+    CHECK_RC(MPI_T_event_set_dropped_handler(ra, rec_dropped), MPI_SUCCESS);
+    CHECK_RC(p_set_capacity(-1), MPI_T_ERR_INVALID);
+    CHECK_RC(p_set_capacity(3), MPI_SUCCESS);
+    CHECK_RC(p_defer_many(MPIT_PROVIDER_EVENT_COMM_SEND, 0, NULL, 0, 1), MPI_T_ERR_INVALID);
+    CHECK_RC(p_defer_many(MPIT_PROVIDER_EVENT_TEST, 0, NULL, 0, 1), MPI_T_ERR_INVALID);
+    CHECK_RC(p_defer_many(MPIT_PROVIDER_EVENT_TEST, MPIT_PROVIDER_NUM_SOURCES, NULL, 0, 1),
+             MPI_T_ERR_INVALID_INDEX);
+    struct mpit_provider_test d[5];
+    for (int i = 0; i < 5; i++)
+        d[i] = test_data((uint64_t) i + 1);
+    p_reset();
+    int base = g_nlog;
+    MPI_Count before = 0;
+    MPI_T_source_get_timestamp(0, &before);
+    CHECK_RC(p_defer_many(MPIT_PROVIDER_EVENT_TEST, 0, d, sizeof d[0], 5), MPI_SUCCESS);
+    MPI_Count after = 0;
+    MPI_T_source_get_timestamp(0, &after);
+    CHECK_EQ(g_nlog - base, 0);
+    CHECK_EQ(p_dropped(), 2);
+    CHECK_RC(p_set_capacity(8), MPI_T_ERR_INVALID); /* instances wait */
+    CHECK_EQ(p_deliver(), 3);
+    CHECK_EQ(g_nlog - base, 4);
+    if (g_nlog - base == 4) {
+        CHECK(g_log[base].kind == REC_DROPPED && g_log[base].count == 2 &&
+              g_log[base].source == 0 && g_log[base].id == 40);
+        for (int i = 1; i < 4; i++) {
+            CHECK_EQ(g_log[base + i].kind, REC_EVENT);
+            CHECK_EQ(g_log[base + i].data.test.seq, (uint64_t) i);
+            /* raised between the two reads; an equal tick is moved up one (ordered source) */
+            CHECK(g_log[base + i].ts >= before && g_log[base + i].ts <= after + 3);
+            CHECK(i == 1 || g_log[base + i].ts > g_log[base + i - 1].ts);
+        }
+    }
+    CHECK_EQ(p_invoked(), 3);
+    CHECK_EQ(p_deliver(), 0);
+    CHECK_RC(p_set_capacity(0), MPI_SUCCESS);
+    static cbid_t fid = {41, 0, 0};
+    free_reg(ra, &fid);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* 6. Free callbacks                                                                           */
 
@@ -1323,6 +1376,7 @@ int main(int argc, char **argv)
     test_selection();
     test_nested();
     test_dropped();
+    test_deferred();
     test_free();
     MPI_Barrier(MPI_COMM_WORLD);
     test_traffic(rank, size);

@@ -334,9 +334,12 @@ fn object_hooks_allocate_and_free() {
 /// estimate by `TIME_ONE_IN` times its delay when it is the sampled one), plus 25% below (time
 /// measured around a call includes the clock reads here).
 ///
-/// A run in which the test thread lost its core during a call (one call over 20 µs: other
-/// tests or processes on the same cores) says nothing about the estimate (the untimed calls
-/// cannot see it) and is repeated, up to 20 times.
+/// A run in which a call past the first `TIME_FIRST` took over twice the median (the test
+/// thread lost its core to an interrupt, other tests or processes) says nothing about the
+/// estimate and is repeated, up to 20 times: sampled, such a call moves the estimate by
+/// `TIME_ONE_IN` times its excess, a heavy tail that the normal approximation behind σ does
+/// not cover (the check failed so with one call of 15 µs among calls of 1 µs). The upper bound
+/// allows one call of up to twice the median in the sample: 25% over, plus 4σ.
 ///
 /// The same through the fast entry the preload library's wrappers make ([`wrapped`]).
 #[test]
@@ -387,12 +390,14 @@ fn timed_by_sample(fast: bool) {
             wrapped(&p, fast, 0, || spin(Duration::from_micros(1)));
             took.push(t1.elapsed());
         }
-        let longest = took.iter().copied().max().unwrap_or_default();
+        let mut sorted = took[TIME_FIRST as usize..].to_vec();
+        sorted.sort_unstable();
+        let (median, longest) = (sorted[sorted.len() / 2], sorted[sorted.len() - 1]);
         for _ in 0..20 {
             wrapped(&p, fast, 1, || spin(Duration::from_micros(20)));
         }
         let r = p.finish().unwrap();
-        if longest > Duration::from_micros(20) {
+        if longest > 2 * median {
             one_more_disturbed(&mut disturbed);
             continue;
         }
@@ -412,7 +417,7 @@ fn timed_by_sample(fast: bool) {
         let sigma = sampling_sigma(&ns);
         let est = send.time_ns as f64;
         assert!(
-            est <= total + 4.0 * sigma && est >= 0.75 * total - 4.0 * sigma,
+            est <= 1.25 * total + 4.0 * sigma && est >= 0.75 * total - 4.0 * sigma,
             "fast {fast}: estimate {est} ns, measured around the calls {total} ns, sampling σ {sigma} ns"
         );
         break r;
