@@ -385,6 +385,13 @@ fn main() {
     ] {
         let _ = writeln!(gen_c, "  SZ({t});");
     }
+    // MPI_IN_PLACE, a pointer macro that mpi-sys does not bind (MPICH's (void *) -1, Open
+    // MPI's (void *) 1): tools that read collectives' buffer arguments compare with it.
+    gen_c.push_str(
+        "  printf(\"/// `MPI_IN_PLACE` as an address: a collective's buffer argument that says the \
+         data is in place (MPI-4.1, Collective Communication).\\npub const MPI_IN_PLACE_ADDRESS: usize = \
+         %llu;\\n\", (unsigned long long)(size_t)(MPI_IN_PLACE));\n",
+    );
     // The header's version macros, which mpi-sys's bindings carry too: `@fp NAME VALUE`
     // (absent: u64::MAX), compared at compile time in `consts.rs`.
     for m in HEADER_FINGERPRINT {

@@ -554,6 +554,45 @@ const TRACED: &[(&str, &str, &[usize], Option<usize>)] = &[
     ("MPI_Scan", "all_to_all, Scan", &[2, 3, 5], None),
     ("MPI_Exscan", "all_to_all, Exscan", &[2, 3, 5], None),
     (
+        "MPI_Gather",
+        "rooted, Gather",
+        &[0, 1, 2, 3, 4, 5, 6, 7],
+        None,
+    ),
+    (
+        "MPI_Scatter",
+        "rooted, Scatter",
+        &[0, 1, 2, 3, 4, 5, 6, 7],
+        None,
+    ),
+    // The side of one block, then the root's counts and their datatype.
+    (
+        "MPI_Gatherv",
+        "rooted_v, Gatherv",
+        &[0, 1, 2, 4, 6, 7, 8],
+        None,
+    ),
+    (
+        "MPI_Scatterv",
+        "rooted_v, Scatterv",
+        &[4, 5, 6, 1, 3, 7, 8],
+        None,
+    ),
+    (
+        "MPI_Allgather",
+        "all_gather, Allgather",
+        &[0, 1, 2, 4, 5, 6],
+        None,
+    ),
+    (
+        "MPI_Alltoall",
+        "all_gather, Alltoall",
+        &[0, 1, 2, 4, 5, 6],
+        None,
+    ),
+    ("MPI_Allgatherv", "allgatherv", &[0, 1, 2, 4, 6, 7], None),
+    ("MPI_Alltoallv", "alltoallv", &[0, 1, 3, 5, 7, 8], None),
+    (
         "MPI_Reduce_scatter_block",
         "reduce_scatter_block",
         &[2, 3, 5],

@@ -11,8 +11,9 @@
 //! fails the program's call, as it would untraced, and never a call of ours). A status the
 //! caller ignores is replaced by one of ours for the call. Not recorded as messages (their
 //! calls are still `Enter`/`Leave`): persistent requests, intercommunicators' peers,
-//! `MPI_PROC_NULL`; collectives with two datatypes (`MPI_IN_PLACE` makes the send side's
-//! arguments meaningless) only as regions for now.
+//! `MPI_PROC_NULL`. A collective's side that is `MPI_IN_PLACE` is described by its other
+//! side; `MPI_Alltoallw`, `MPI_Reduce_scatter` and the non-blocking, persistent and
+//! neighbourhood collectives are regions only.
 //!
 //! Times are `CLOCK_MONOTONIC` nanoseconds (one clock for the processes of a node; the
 //! offsets to rank 0 are measured at the start and the end for the others).
@@ -21,7 +22,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::mem::MaybeUninit;
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
@@ -1348,6 +1349,221 @@ pub(crate) unsafe fn reduce_scatter_block(
         sizes,
         pmpi,
     )
+}
+
+/// `MPI_IN_PLACE` in this build's header (MPICH's `(void *) -1`, Open MPI's `(void *) 1`).
+#[cfg(not(mpit_abi))]
+const IN_PLACE: usize = mpit_sys::consts::MPI_IN_PLACE_ADDRESS;
+#[cfg(mpit_abi)]
+const IN_PLACE: usize = mpi_sys::MPI_IN_PLACE as usize;
+
+/// Whether a collective's buffer argument is `MPI_IN_PLACE`.
+fn in_place(buf: *const c_void) -> bool {
+    buf as usize == IN_PLACE
+}
+
+/// The sum of `counts[..n]` elements of `t` in bytes.
+///
+/// # Safety
+/// `counts` points to `n` readable `int`s (an argument the call that just succeeded read).
+unsafe fn bytes_of_counts(counts: *const c_int, n: u64, t: MPI_Datatype) -> u64 {
+    if counts.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller's contract.
+    let counts = unsafe { std::slice::from_raw_parts(counts, n as usize) };
+    counts.iter().map(|&c| bytes(c, t)).sum()
+}
+
+/// The bytes of this rank's entry of `counts` (of `t`): the block of a side in place.
+///
+/// # Safety
+/// `counts` is null or has `comm`'s size (an argument the call that just succeeded read).
+unsafe fn own_block(counts: *const c_int, comm: MPI_Comm, t: MPI_Datatype) -> u64 {
+    if counts.is_null() {
+        return 0;
+    }
+    let mut rank: c_int = 0;
+    // SAFETY: `comm` was accepted by the call; a local.
+    unsafe { mpi_sys::PMPI_Comm_rank(comm, &mut rank) };
+    // SAFETY: 0 <= `rank` < the size, within `counts`.
+    bytes(unsafe { *counts.add(rank.max(0) as usize) }, t)
+}
+
+/// `MPI_Gather` (`op` Gather) and `MPI_Scatter` (`op` Scatter): the bytes each buffer
+/// argument describes: a block sent and at the root `size` received (`MPI_Gather`), `size`
+/// sent at the root and a block received (`MPI_Scatter`). The root's side that is
+/// `MPI_IN_PLACE` is described by the other side (its own block stays where it is).
+///
+/// # Safety
+/// As [`send`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn rooted(
+    function: usize,
+    op: CollectiveOp,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *const c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    let (send_in_place, recv_in_place) = (in_place(sendbuf), in_place(recvbuf));
+    let sizes = move |me: bool, size: u64| {
+        // Only the significant arguments are read: an ignored datatype may be anything, and
+        // MPI_Type_size of a bad one calls the error handler.
+        let s = || bytes(sendcount, sendtype);
+        let r = || bytes(recvcount, recvtype);
+        match (op, me) {
+            (CollectiveOp::Gather, true) => (if send_in_place { r() } else { s() }, size * r()),
+            (CollectiveOp::Gather, false) => (s(), 0),
+            (_, true) => (size * s(), if recv_in_place { s() } else { r() }),
+            (_, false) => (0, r()),
+        }
+    };
+    collective(function, op, comm, Some(root), sizes, pmpi)
+}
+
+/// `MPI_Gatherv` and `MPI_Scatterv` (`op`): as [`rooted`], the root's side of many blocks the
+/// sum of its `counts` (read at the root alone, where they are significant). `one_*` are the
+/// side of one block (the send side of `MPI_Gatherv`, the receive side of `MPI_Scatterv`),
+/// the side that may be `MPI_IN_PLACE` at the root (then the root's own count describes it).
+///
+/// # Safety
+/// As [`send`]; `counts` is the call's array argument of the communicator's size.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn rooted_v(
+    function: usize,
+    op: CollectiveOp,
+    one_buf: *const c_void,
+    one_count: c_int,
+    one_type: MPI_Datatype,
+    counts: *const c_int,
+    counts_type: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    let one_in_place = in_place(one_buf);
+    let sizes = move |me: bool, size: u64| {
+        let gather = op == CollectiveOp::Gatherv;
+        if !me {
+            let one = bytes(one_count, one_type);
+            return if gather { (one, 0) } else { (0, one) };
+        }
+        // SAFETY: at the root `counts` has the communicator's size (the call read it).
+        let all = unsafe { bytes_of_counts(counts, size, counts_type) };
+        let one = if one_in_place {
+            // SAFETY: as above.
+            unsafe { own_block(counts, comm, counts_type) }
+        } else {
+            bytes(one_count, one_type)
+        };
+        if gather { (one, all) } else { (all, one) }
+    };
+    collective(function, op, comm, Some(root), sizes, pmpi)
+}
+
+/// `MPI_Allgather` (`op` Allgather: a block sent, `size` received) and `MPI_Alltoall`
+/// (`op` Alltoall: `size` blocks each way). A send side that is `MPI_IN_PLACE` is described
+/// by the receive side.
+///
+/// # Safety
+/// As [`send`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn all_gather(
+    function: usize,
+    op: CollectiveOp,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    let send_in_place = in_place(sendbuf);
+    let sizes = move |_, size: u64| {
+        let r = bytes(recvcount, recvtype);
+        let s = if send_in_place {
+            r
+        } else {
+            bytes(sendcount, sendtype)
+        };
+        let blocks = if op == CollectiveOp::Alltoall {
+            size
+        } else {
+            1
+        };
+        (blocks * s, size * r)
+    };
+    collective(function, op, comm, None, sizes, pmpi)
+}
+
+/// `MPI_Allgatherv`: a block sent, the sum of `recvcounts` received (`MPI_IN_PLACE`: the
+/// rank's own block sent).
+///
+/// # Safety
+/// As [`send`]; `recvcounts` is the call's array of the communicator's size.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allgatherv(
+    function: usize,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvcounts: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    let send_in_place = in_place(sendbuf);
+    let sizes = move |_, size: u64| {
+        // SAFETY: the array of the communicator's size the call read.
+        let all = unsafe { bytes_of_counts(recvcounts, size, recvtype) };
+        let s = if send_in_place {
+            // SAFETY: as above.
+            unsafe { own_block(recvcounts, comm, recvtype) }
+        } else {
+            bytes(sendcount, sendtype)
+        };
+        (s, all)
+    };
+    collective(function, CollectiveOp::Allgatherv, comm, None, sizes, pmpi)
+}
+
+/// `MPI_Alltoallv`: the sums of `sendcounts` and `recvcounts` (`MPI_IN_PLACE`: the receive
+/// side both ways).
+///
+/// # Safety
+/// As [`send`]; the count arrays have the communicator's size.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn alltoallv(
+    function: usize,
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sendtype: MPI_Datatype,
+    recvcounts: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    let send_in_place = in_place(sendbuf);
+    let sizes = move |_, size: u64| {
+        // SAFETY: the arrays of the communicator's size the call read (the send side's
+        // ignored when in place).
+        let r = unsafe { bytes_of_counts(recvcounts, size, recvtype) };
+        let s = if send_in_place {
+            r
+        } else {
+            // SAFETY: as above.
+            unsafe { bytes_of_counts(sendcounts, size, sendtype) }
+        };
+        (s, r)
+    };
+    collective(function, CollectiveOp::Alltoallv, comm, None, sizes, pmpi)
 }
 
 /// A user region entered (`enter`) or left, by name (the C API's regions).

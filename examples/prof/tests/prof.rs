@@ -534,6 +534,45 @@ fn traced_calls_carry_their_arguments() {
             format!("MpiCollectiveEnd MPI Rank {i} CollectiveOp.ALLREDUCE MPI_COMM_WORLD");
         assert_eq!(count(&bcast), 1, "{bcast} in\n{text}");
         assert_eq!(count(&reduce), 1, "{reduce} in\n{text}");
+        // Blocks of 8 bytes; the -v forms' block of rank r is 4 (r + 1) bytes; a side in
+        // place is described by the other.
+        let n = RANKS as u64;
+        let r = i as u64;
+        let v_all = 4 * n * (n + 1) / 2;
+        let v_own = 4 * (r + 1);
+        for (op, root, sent, received) in [
+            ("GATHER", "0 ", if i == 0 { (8, 8 * n) } else { (8, 0) }),
+            ("SCATTER", "3 ", if i == 3 { (8 * n, 8) } else { (0, 8) }),
+            (
+                "GATHERV",
+                "1 ",
+                if i == 1 { (v_own, v_all) } else { (v_own, 0) },
+            ),
+            (
+                "SCATTERV",
+                "2 ",
+                if i == 2 { (v_all, v_own) } else { (0, v_own) },
+            ),
+        ]
+        .map(|(op, root, (s, r))| (op, root, s, r))
+        .into_iter()
+        .chain([
+            ("ALLGATHER", "", 8, 8 * n),
+            ("ALLTOALL", "", 8 * n, 8 * n),
+            ("ALLGATHERV", "", v_own, v_all),
+            ("ALLTOALLV", "", 4 * n, 4 * n),
+        ]) {
+            let head = format!("MpiCollectiveEnd MPI Rank {i} CollectiveOp.{op} MPI_COMM_WORLD ");
+            let found: Vec<&str> = text.lines().filter(|l| l.starts_with(&head)).collect();
+            assert_eq!(found.len(), 1, "{head} in\n{text}");
+            let tail = format!(" {sent} {received}");
+            assert!(
+                found[0].ends_with(&tail)
+                    && (root.is_empty() || found[0][head.len()..].starts_with(root)),
+                "{op} on rank {i}: {} (root {root}, bytes{tail})",
+                found[0]
+            );
+        }
         assert_eq!(
             text.lines()
                 .filter(|l| l.starts_with(&allreduce) && l.ends_with(" 32 32"))

@@ -2,7 +2,8 @@
  * completed by MPI_Waitall (statuses ignored), MPI_Waitany, MPI_Test and MPI_Wait, a
  * MPI_Sendrecv, a send to MPI_PROC_NULL (no message), a message on a communicator split by
  * parity, and the collectives MPI_Bcast (root 1), MPI_Reduce (root 2), MPI_Allreduce and
- * MPI_Barrier, and matched probes: MPI_Mprobe + MPI_Mrecv (tag 16, 60 bytes) and
+ * MPI_Barrier, those of two datatypes (MPI_Gather, _Scatter, _Allgather, _Alltoall and their
+ * -v forms, some sides MPI_IN_PLACE), and matched probes: MPI_Mprobe + MPI_Mrecv (tag 16, 60 bytes) and
  * MPI_Improbe + MPI_Imrecv + MPI_Wait (tag 17, 70 bytes) around the ring. Rank r's messages to
  * its successor carry tag 10 + k and 100 * (r + 1) * (k + 1) bytes in round k. Prints one line
  * per rank. */
@@ -62,6 +63,28 @@ int main(int argc, char **argv) {
   MPI_Bcast(ints, 8, MPI_INT, 1, MPI_COMM_WORLD);
   MPI_Reduce(d, sum, 4, MPI_DOUBLE, MPI_SUM, 2, MPI_COMM_WORLD);
   MPI_Allreduce(d, sum, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  /* Collectives of two datatypes, blocks of 2 ints (8 bytes), some sides in place. */
+  int blk[2] = {rank, rank}, *all = calloc(2 * (size_t) size, sizeof(int));
+  int *all2 = calloc(2 * (size_t) size, sizeof(int));
+  int *counts = calloc((size_t) size, sizeof(int)), *displs = calloc((size_t) size, sizeof(int));
+  int *v = calloc((size_t) size * (size_t) size, sizeof(int));
+  for (int i = 0, at = 0; i < size; at += i + 1, i++) counts[i] = i + 1, displs[i] = at;
+  MPI_Gather(blk, 2, MPI_INT, all, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Scatter(all, 2, MPI_INT, rank == 3 ? MPI_IN_PLACE : (void *) blk, 2, MPI_INT, 3,
+              MPI_COMM_WORLD);
+  MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, 2, MPI_INT, MPI_COMM_WORLD);
+  MPI_Alltoall(all, 2, MPI_INT, all2, 2, MPI_INT, MPI_COMM_WORLD);
+  /* Rank r's block r + 1 ints; rank 1 the root, its block in place. */
+  MPI_Gatherv(rank == 1 ? MPI_IN_PLACE : (void *) v, rank + 1, MPI_INT, v, counts, displs,
+              MPI_INT, 1, MPI_COMM_WORLD);
+  MPI_Scatterv(v, counts, displs, MPI_INT, all2, rank + 1, MPI_INT, 2, MPI_COMM_WORLD);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, counts, displs, MPI_INT,
+                 MPI_COMM_WORLD);
+  /* One int to and from every rank. */
+  int *ones = calloc((size_t) size, sizeof(int));
+  for (int i = 0; i < size; i++) ones[i] = 1, displs[i] = i;
+  MPI_Alltoallv(all, ones, displs, MPI_INT, all2, ones, displs, MPI_INT, MPI_COMM_WORLD);
+  free(all), free(all2), free(counts), free(displs), free(v), free(ones);
   MPI_Barrier(MPI_COMM_WORLD);
   printf("rank %d of %d: done (sum %g)\n", rank, size, sum[0]);
   free(out);
