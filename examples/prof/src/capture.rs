@@ -1,5 +1,6 @@
 //! The trace's capture (`mpit-prof --trace`): what the wrappers record into the rank's
-//! [`Otf2Sink`] on the thread that owns the engine. Every wrapped call is an `Enter`/`Leave`
+//! [`Otf2Sink`], each thread on its own location (one lock for the tracer, taken per block
+//! of records and never across an MPI call). Every wrapped call is an `Enter`/`Leave`
 //! of its region ([`traced`], from `glue::call`); the functions whose records need their
 //! arguments come here first from their generated wrappers (build.rs's `TRACED` table): the
 //! sends and receives as OTF2's MPI records (peer, communicator, tag, bytes), the
@@ -26,6 +27,7 @@ use std::os::raw::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, PoisonError};
 
 #[cfg(mpit_abi)]
 use crate::abi as mpi_sys;
@@ -53,27 +55,65 @@ pub(crate) fn tracing() -> bool {
     TRACING.load(Relaxed)
 }
 
-/// The tracer, reached by the thread that started it alone (`OWNER`): a static, not a
-/// thread-local, because a thread-local of a shared library costs a call per access
-/// (`__tls_get_addr`), and a traced call makes several.
-struct TracerCell(RefCell<Option<Tracer>>);
+/// The tracer, shared by the threads that call MPI: each block of records takes the lock
+/// (never across an MPI call), so one thread at a time writes, each onto its own location;
+/// `holder` names that thread, so that a thread re-entering is turned away instead of
+/// waiting for itself. A static, not a thread-local: a thread-local of a shared library
+/// costs a call per access (`__tls_get_addr`).
+struct TracerCell {
+    lock: Mutex<()>,
+    holder: AtomicUsize,
+    tracer: RefCell<Option<Tracer>>,
+}
 
-// SAFETY: the cell is touched only through `with`, `start` and `finish`, each after checking
-// that the calling thread is `OWNER` (set by `start` on its own thread before the tracer is
-// put in, never changed while it is there): one thread ever touches it.
+// SAFETY: `tracer` is touched only while `lock` is held (`with`, `start`, `finish`): one
+// thread at a time.
 unsafe impl Sync for TracerCell {}
 
-static TRACER: TracerCell = TracerCell(RefCell::new(None));
-/// The thread that started the trace (`glue::thread_id`), 0 before.
+static TRACER: TracerCell = TracerCell {
+    lock: Mutex::new(()),
+    holder: AtomicUsize::new(0),
+    tracer: RefCell::new(None),
+};
+/// The thread that started the trace (`glue::thread_id`), 0 before: its location is
+/// `Master thread`.
 static OWNER: AtomicUsize = AtomicUsize::new(0);
 /// Call mode: the variables are read at every call too (the wrappers' test, without the
 /// tracer).
 static CALL_MODE: AtomicBool = AtomicBool::new(false);
 
-/// The tracer's cell, if the calling thread is the one that started the trace.
+/// `f` on the tracer, under its lock, as the calling thread `me` (`holder` reset however
+/// `f` ends).
+fn locked<R>(me: usize, f: impl FnOnce(&mut Option<Tracer>) -> R) -> Option<R> {
+    struct Release;
+    impl Drop for Release {
+        fn drop(&mut self) {
+            TRACER.holder.store(0, Relaxed);
+        }
+    }
+    if TRACER.holder.load(Relaxed) == me {
+        return None;
+    }
+    let _g = TRACER.lock.lock().unwrap_or_else(PoisonError::into_inner);
+    TRACER.holder.store(me, Relaxed);
+    let _release = Release;
+    let mut t = TRACER.tracer.try_borrow_mut().ok()?;
+    Some(f(&mut t))
+}
+
+/// Whether the calling thread's calls are recorded now: another thread's always, the
+/// engine's thread's while the engine may be entered (not the tool's own calls).
 #[inline(always)]
-fn cell() -> Option<&'static RefCell<Option<Tracer>>> {
-    (OWNER.load(Relaxed) == glue::thread_id()).then_some(&TRACER.0)
+fn recorded_here() -> bool {
+    glue::open_here() || glue::thread_id() != OWNER.load(Relaxed)
+}
+
+/// One thread's place in the trace while another writes.
+struct Thread {
+    id: usize,
+    loc: LocationRef,
+    last: u64,
+    end: Option<u64>,
 }
 
 /// A non-blocking call waiting for its completion.
@@ -84,7 +124,13 @@ enum Pending {
 
 struct Tracer {
     sink: Otf2Sink,
+    /// The thread whose records are written now, its location, and (below) its `last` and
+    /// `end`; the other threads' in `parked`.
+    thread: usize,
     loc: LocationRef,
+    parked: Vec<Thread>,
+    /// Threads other than the engine's that have called MPI.
+    threads_seen: u32,
     /// Each wrapped function's region, defined at its first call.
     regions: Vec<Option<RegionRef>>,
     /// The communicators seen, with their definition (`None`: an intercommunicator).
@@ -301,6 +347,36 @@ fn statuses_ignore() -> *mut MPI_Status {
 }
 
 impl Tracer {
+    /// Makes `id` the thread whose records are written: its location, last time and end
+    /// time swapped in (a thread's first call defines its location, `Thread N` in the order
+    /// threads first called MPI; a thread id reused by a later thread continues its
+    /// location).
+    fn switch_to(&mut self, id: usize) {
+        if self.thread == id {
+            return;
+        }
+        let next = match self.parked.iter().position(|t| t.id == id) {
+            Some(i) => self.parked.swap_remove(i),
+            None => {
+                let n = self.threads_seen + 1;
+                self.threads_seen = n;
+                Thread {
+                    id,
+                    loc: self.sink.location(&format!("Thread {n}")),
+                    last: 0,
+                    end: None,
+                }
+            }
+        };
+        self.parked.push(Thread {
+            id: self.thread,
+            loc: self.loc,
+            last: self.last,
+            end: self.end.take(),
+        });
+        (self.thread, self.loc, self.last, self.end) = (next.id, next.loc, next.last, next.end);
+    }
+
     fn region(&mut self, function: usize) -> Option<RegionRef> {
         let slot = self.regions.get_mut(function)?;
         if slot.is_none() {
@@ -591,12 +667,17 @@ impl Tracer {
     }
 }
 
-/// Runs `f` on this thread's tracer (none: another thread, or the tracer in use); a panic
-/// stops the trace for the rest of the run and is said once.
+/// Runs `f` on the tracer as the calling thread (none: no tracer, or this thread is already
+/// in it); a panic stops the trace for the rest of the run and is said once.
 fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
+    let me = glue::thread_id();
     let r = catch_unwind(AssertUnwindSafe(|| {
-        let mut g = cell()?.try_borrow_mut().ok()?;
-        g.as_mut().map(f)
+        locked(me, |t| {
+            let t = t.as_mut()?;
+            t.switch_to(me);
+            Some(f(t))
+        })
+        .flatten()
     }));
     r.unwrap_or_else(|_| {
         if TRACING.swap(false, Relaxed) {
@@ -610,11 +691,11 @@ fn with<R>(f: impl FnOnce(&mut Tracer) -> R) -> Option<R> {
     })
 }
 
-/// Every wrapped call while tracing: `Enter`, the profiled call, `Leave` (the tool's own
-/// calls and other threads' pass through untraced).
+/// Every wrapped call while tracing: `Enter`, the profiled call, `Leave`, on the calling
+/// thread's location (the tool's own calls pass through untraced).
 #[inline(never)]
 pub(crate) fn traced<R>(function: usize, pmpi: impl FnMut() -> R) -> R {
-    if !glue::open_here() {
+    if !recorded_here() {
         return glue::profiled(function, pmpi);
     }
     enter(function);
@@ -671,7 +752,7 @@ fn around(
     // `profiled` makes the call exactly once (its `FnMut` is never called twice).
     let mut pmpi = Some(pmpi);
     let mut call = || pmpi.take().map_or(NOT_MADE, |f| f());
-    if !glue::open_here() {
+    if !recorded_here() {
         return glue::profiled(function, call);
     }
     let t0 = enter(function);
@@ -1568,7 +1649,7 @@ pub(crate) unsafe fn alltoallv(
 
 /// A user region entered (`enter`) or left, by name (the C API's regions).
 pub(crate) fn user_region(name: &str, enter: bool) {
-    if !tracing() || !glue::open_here() {
+    if !tracing() || !recorded_here() {
         return;
     }
     let values = read_pvars();
@@ -1672,9 +1753,13 @@ pub(crate) fn start(
     }
     let offset = clock_offset(world, rank, size);
     sink.clock_offset(offset.0, offset.1, offset.2);
+    let me = glue::thread_id();
     let tracer = Tracer {
         sink,
+        thread: me,
         loc,
+        parked: Vec::new(),
+        threads_seen: 0,
         regions: vec![None; FUNCTIONS.len()],
         comms: Vec::new(),
         pending: HashMap::new(),
@@ -1689,11 +1774,11 @@ pub(crate) fn start(
         pvar_class: None,
         end: None,
     };
-    OWNER.store(glue::thread_id(), Relaxed);
+    OWNER.store(me, Relaxed);
     CALL_MODE.store(call_mode, Relaxed);
-    match cell().map(RefCell::try_borrow_mut) {
-        Some(Ok(mut c)) => *c = Some(tracer),
-        _ => return Err("the trace's state is in use".into()),
+    match locked(me, |c| *c = Some(tracer)) {
+        Some(()) => {}
+        None => return Err("the trace's state is in use".into()),
     }
     TRACING.store(true, Relaxed);
     Ok(())
@@ -1714,7 +1799,7 @@ fn buffer_limit() -> u64 {
 /// again, the archive finished. What was written, on rank 0.
 pub(crate) fn finish() -> Option<Result<Written, String>> {
     TRACING.store(false, Relaxed);
-    let mut tracer = cell()?.try_borrow_mut().ok()?.take()?;
+    let mut tracer = locked(glue::thread_id(), Option::take)??;
     tracer.drain();
     if let Some(q) = &tracer.events {
         // Instances the full queue could not take are records lost.

@@ -1382,3 +1382,123 @@ for (r, k), v in sorted(counts.items()):
         );
     }
 }
+
+/// `--trace` of threads that call MPI (`tests/c/threads_multiple.c`, 2 ranks): each thread
+/// its own location in its rank's group (`Master thread` for the thread that called
+/// `MPI_Init_thread`, `Thread 1` and `Thread 2` for the others), with its own calls and
+/// messages: on each worker's location exactly the K exchanges of its tag (peer, bytes), on
+/// the main thread's the 3 barriers; at MPI_THREAD_MULTIPLE they run at once, so the
+/// records of concurrent calls go to the right locations. Then `tests/c/threads.c`: another
+/// thread's 1000 `MPI_Comm_rank` calls on `Thread 1`, the main thread's 7 `MPI_Comm_size`
+/// on `Master thread`.
+#[test]
+fn traced_threads_have_their_own_locations() {
+    const K: usize = 50;
+    let exe = compile_with(
+        &mpicc(),
+        "threads_multiple",
+        "threads_multiple",
+        &["-pthread"],
+    );
+    let out = dir().join("trace-threads");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = run_mpi(
+        2,
+        &[
+            LAUNCHER,
+            "--trace",
+            "--output",
+            &out.display().to_string(),
+            "--",
+            &exe.display().to_string(),
+            &K.to_string(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    println!("{stdout}");
+    let script = r#"
+import sys, collections, otf2
+counts = collections.Counter()
+with otf2.reader.open(sys.argv[1]) as trace:
+    for loc, ev in trace.events:
+        n, where = type(ev).__name__, (loc.group.name + "/" + loc.name).replace(" ", "_")
+        if n in ("MpiSend", "MpiRecv"):
+            peer = ev.receiver if n == "MpiSend" else ev.sender
+            counts[where, n, peer, ev.msg_tag, ev.msg_length] += 1
+        elif n == "Enter":
+            counts[where, n, ev.region.name] += 1
+for k, v in sorted(counts.items()):
+    print(*k, v)
+"#;
+    let text = python_on_trace(script, &out.join("trace/traces.otf2"));
+    for rank in 0..2 {
+        let peer = 1 - rank;
+        let mut tags = Vec::new();
+        for thread in ["Thread_1", "Thread_2"] {
+            let at = format!("MPI_Rank_{rank}/{thread} ");
+            let lines: Vec<&str> = text.lines().filter(|l| l.starts_with(&at)).collect();
+            let tag = lines
+                .iter()
+                .find_map(|l| l.strip_prefix(&format!("{at}MpiSend {peer} ")))
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or_else(|| panic!("no MpiSend on {at}:\n{text}"));
+            let t: usize = tag.parse().unwrap();
+            let bytes = 8 * (t + 1);
+            let want = vec![
+                format!("{at}Enter MPI_Sendrecv {K}"),
+                format!("{at}MpiRecv {peer} {t} {bytes} {K}"),
+                format!("{at}MpiSend {peer} {t} {bytes} {K}"),
+            ];
+            assert_eq!(lines, want, "{text}");
+            tags.push(t);
+        }
+        tags.sort();
+        assert_eq!(tags, [0, 1], "{text}");
+        let master = format!("MPI_Rank_{rank}/Master_thread Enter MPI_Barrier 3");
+        assert_eq!(text.lines().filter(|l| *l == master).count(), 1, "{text}");
+        assert!(
+            !text.lines().any(
+                |l| l.starts_with(&format!("MPI_Rank_{rank}/Master_thread Enter MPI_Sendrecv"))
+            ),
+            "{text}"
+        );
+    }
+
+    let exe = compile_with(&mpicc(), "threads", "threads", &["-pthread"]);
+    let out = dir().join("trace-threads-serialized");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = run_mpi(
+        2,
+        &[
+            LAUNCHER,
+            "--trace",
+            "--output",
+            &out.display().to_string(),
+            "--",
+            &exe.display().to_string(),
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = python_on_trace(script, &out.join("trace/traces.otf2"));
+    for rank in 0..2 {
+        for want in [
+            format!("MPI_Rank_{rank}/Thread_1 Enter MPI_Comm_rank 1000"),
+            format!("MPI_Rank_{rank}/Master_thread Enter MPI_Comm_size 7"),
+        ] {
+            assert_eq!(
+                text.lines().filter(|l| *l == want).count(),
+                1,
+                "{want}:\n{text}"
+            );
+        }
+    }
+}
