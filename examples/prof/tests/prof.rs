@@ -1400,20 +1400,7 @@ fn traced_threads_have_their_own_locations() {
         "threads_multiple",
         &["-pthread"],
     );
-    let out = dir().join("trace-threads");
-    let _ = std::fs::remove_dir_all(&out);
-    let run = run_mpi(
-        2,
-        &[
-            LAUNCHER,
-            "--trace",
-            "--output",
-            &out.display().to_string(),
-            "--",
-            &exe.display().to_string(),
-            &K.to_string(),
-        ],
-    );
+    let (run, anchor) = traced_run(2, "trace-threads", &exe, &[&K.to_string()]);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -1435,7 +1422,7 @@ with otf2.reader.open(sys.argv[1]) as trace:
 for k, v in sorted(counts.items()):
     print(*k, v)
 "#;
-    let text = python_on_trace(script, &out.join("trace/traces.otf2"));
+    let text = python_on_trace(script, &anchor);
     for rank in 0..2 {
         let peer = 1 - rank;
         let mut tags = Vec::new();
@@ -1470,25 +1457,13 @@ for k, v in sorted(counts.items()):
     }
 
     let exe = compile_with(&mpicc(), "threads", "threads", &["-pthread"]);
-    let out = dir().join("trace-threads-serialized");
-    let _ = std::fs::remove_dir_all(&out);
-    let run = run_mpi(
-        2,
-        &[
-            LAUNCHER,
-            "--trace",
-            "--output",
-            &out.display().to_string(),
-            "--",
-            &exe.display().to_string(),
-        ],
-    );
+    let (run, anchor) = traced_run(2, "trace-threads-serialized", &exe, &[]);
     assert!(
         run.status.success(),
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let text = python_on_trace(script, &out.join("trace/traces.otf2"));
+    let text = python_on_trace(script, &anchor);
     for rank in 0..2 {
         for want in [
             format!("MPI_Rank_{rank}/Thread_1 Enter MPI_Comm_rank 1000"),
@@ -1501,4 +1476,15 @@ for k, v in sorted(counts.items()):
             );
         }
     }
+}
+
+/// `mpit-prof --trace --output <dir>/NAME -- exe args` on `ranks` ranks (the directory emptied
+/// first): the run and the archive's anchor file.
+fn traced_run(ranks: usize, name: &str, exe: &Path, args: &[&str]) -> (Output, PathBuf) {
+    let out = dir().join(name);
+    let _ = std::fs::remove_dir_all(&out);
+    let (out_s, exe_s) = (out.display().to_string(), exe.display().to_string());
+    let mut all = vec![LAUNCHER, "--trace", "--output", &out_s, "--", &exe_s];
+    all.extend_from_slice(args);
+    (run_mpi(ranks, &all), out.join("trace/traces.otf2"))
 }
