@@ -114,6 +114,8 @@ struct Tracer {
     /// read (call mode reads at both ends of every call: no allocation there).
     readings: Vec<crate::Current>,
     values: Vec<MetricValue>,
+    /// `readings` were read for the next record and not yet written.
+    fresh: bool,
 }
 
 /// A source's timestamps on the trace's clock: one pair of readings at the start (the
@@ -535,6 +537,7 @@ impl Tracer {
         if !glue::with_engine(|p| p.read_current(&mut self.readings)).unwrap_or(false) {
             self.readings.clear();
         }
+        self.fresh = true;
     }
 
     /// Call mode's read of the variables at a call's entry or exit (nothing in region mode).
@@ -544,12 +547,12 @@ impl Tracer {
         }
     }
 
-    /// The variables' values last read ([`Tracer::readings`]) as one `Metric` record at `t`
-    /// of the class of their names (a new class when the set of handles changed); nothing in
-    /// region mode, where a call reads none.
+    /// The variables' values just read ([`Tracer::read_pvars`]) as one `Metric` record at
+    /// `t` of the class of their names (a new class when the set of handles changed);
+    /// nothing where none were read for this record (a call in region mode).
     #[inline]
     fn pvars(&mut self, t: u64) {
-        if !self.readings.is_empty() {
+        if std::mem::take(&mut self.fresh) && !self.readings.is_empty() {
             self.pvar_record(t);
         }
     }
@@ -1525,6 +1528,7 @@ pub(crate) fn start(
         pvar_class: None,
         readings: Vec::new(),
         values: Vec::new(),
+        fresh: false,
         end: None,
     };
     OWNER.store(glue::thread_id(), Relaxed);
