@@ -58,7 +58,9 @@
 //! trace / direct = (D + E_trace) / D (targets: ≤ 1.25 at 0 B and 1 KiB, ≤ 1.02 at 1 MiB) and
 //! trace / region, each with its 90% interval over processes; and the trace's size, the event
 //! files' bytes over the MPI_Send/MPI_Recv pairs recorded (their MpiSend records, read back
-//! with `mpit-prof report --trace`; target ≤ 48 bytes a pair with its message records).
+//! with `mpit-prof report --trace`; target ≤ 48 bytes a pair with its message records); then
+//! single calls on one rank (`benches/c/calls.c`: `MPI_Comm_rank`, `MPI_Sendrecv` to itself)
+//! under both, the direct `PMPI_` calls beside the tool's in each process.
 //!
 //! **Whole runs.** Real programs from Debian whose `libmpi` is, here, the one the profiler
 //! loads (`NPopenmpi` and `hpcc` on Debian's Open MPI and on the ABI-compatible Open MPI 5
@@ -168,6 +170,8 @@ struct Bench {
     work: PathBuf,
     pingpong: PathBuf,
     trio: PathBuf,
+    /// `benches/c/calls.c`: single calls on one rank (the trace part).
+    calls: PathBuf,
     cwrap: PathBuf,
     null: PathBuf,
     prof: Option<PathBuf>,
@@ -1182,8 +1186,87 @@ fn trace(bench: &Bench, label: &str, md: &mut String) -> Value {
         target: Some(1.0),
         note: "the trace's event files over the MPI_Send/MPI_Recv pairs it recorded, against 48 B",
     });
+    let calls = trace_calls(bench, prof, runs, label, md);
     json!({"processes": runs, "blocks": blocks, "sizes": rows,
-           "bytes_per_send_recv_pair": b, "bytes_per_pair_runs": bytes_per_pair})
+           "bytes_per_send_recv_pair": b, "bytes_per_pair_runs": bytes_per_pair,
+           "calls": calls})
+}
+
+/// Single calls on one rank (`benches/c/calls.c`: `MPI_Comm_rank`, and `MPI_Sendrecv` of 0
+/// bytes to itself with its two message records) under `--mode region --trace` and
+/// `--mode region`, `runs` processes each, interleaved: each process's fastest block of
+/// 20,000 calls per side, the direct `PMPI_` calls and the tool's in the same process; the
+/// medians over processes. No round trip waits here: a traced call's whole cost shows.
+fn trace_calls(bench: &Bench, prof: &Path, runs: usize, label: &str, md: &mut String) -> Value {
+    let configs = [Config::Region, Config::Trace];
+    // [config][measure]: ns a call, per process (comm_rank direct, tool, sendrecv direct, tool).
+    let mut ns = vec![vec![Vec::new(); 4]; configs.len()];
+    for r in 0..runs {
+        for k in 0..configs.len() {
+            let i = (r + k) % configs.len();
+            let out_dir = bench.work.join(format!("out-calls-{}", configs[i].key()));
+            let _ = std::fs::remove_dir_all(&out_dir);
+            let mut words = bench.mpiexec.iter();
+            let mut cmd = Command::new(words.next().expect("MPIEXEC is empty"));
+            cmd.args(words).args(["-n", "1"]).arg(prof);
+            cmd.args(["--mode", "region"]);
+            if configs[i] == Config::Trace {
+                cmd.arg("--trace");
+            }
+            cmd.arg("--output")
+                .arg(&out_dir)
+                .arg("--")
+                .arg(&bench.calls)
+                .args(["20000", "20"]);
+            let out = run(cmd, "calls");
+            let text = String::from_utf8_lossy(&out.stdout);
+            let f: Vec<f64> = text
+                .lines()
+                .find_map(|l| l.strip_prefix("calls "))
+                .map(|l| {
+                    l.split_whitespace()
+                        .filter_map(|v| v.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if f.len() != 4 {
+                fail(format!(
+                    "calls run {r}: no \"calls\" line of 4 figures:\n{text}"
+                ));
+            }
+            for (m, v) in f.into_iter().enumerate() {
+                ns[i][m].push(v);
+            }
+        }
+        eprint!("\rcalls run {}/{runs}", r + 1);
+    }
+    eprintln!();
+    let _ = writeln!(
+        md,
+        "\n**Single calls** on one rank (`benches/c/calls.c`), ns a call, the fastest of 20 \
+         blocks of 20,000 in each process, median over {runs} processes per tool:\n\n\
+         | implementation | call | direct | region | trace | trace − direct |\n|---|---|---|---|---|---|"
+    );
+    let mut rows = Vec::new();
+    for (c, name) in ["MPI_Comm_rank", "MPI_Sendrecv to itself, 0 B"]
+        .iter()
+        .enumerate()
+    {
+        let mut all_direct: Vec<f64> = ns.iter().flat_map(|x| x[2 * c].clone()).collect();
+        let d = median(&mut all_direct);
+        let region = median(&mut ns[0][2 * c + 1].clone());
+        let traced = median(&mut ns[1][2 * c + 1].clone());
+        let _ = writeln!(
+            md,
+            "| {label} | {name} | {d:.1} | {region:.1} | {traced:.1} | {:.1} |",
+            traced - d
+        );
+        rows.push(
+            json!({"call": name, "direct_ns": d, "region_ns": region, "trace_ns": traced,
+                         "region_runs_ns": ns[0][2 * c + 1], "trace_runs_ns": ns[1][2 * c + 1]}),
+        );
+    }
+    json!(rows)
 }
 
 /// The last trace run's event files' bytes over the MpiSend records in it (both ranks).
@@ -1563,6 +1646,8 @@ fn main() {
     compile("pingpong.c", &pingpong_bin, &[]);
     let trio_bin = work.join("floor_trio");
     compile("floor_trio.c", &trio_bin, &[]);
+    let calls_bin = work.join("calls");
+    compile("calls.c", &calls_bin, &[]);
     compile("prof_cwrap.c", &cwrap, &["-shared", "-fPIC"]);
     let null = work.join("libprof_null.so");
     compile("prof_null.c", &null, &["-shared", "-fPIC"]);
@@ -1581,6 +1666,7 @@ fn main() {
         work,
         pingpong: pingpong_bin,
         trio: trio_bin,
+        calls: calls_bin,
         cwrap,
         null,
         prof,

@@ -133,6 +133,9 @@ struct Tracer {
     threads_seen: u32,
     /// Each wrapped function's region, defined at its first call.
     regions: Vec<Option<RegionRef>>,
+    /// Each function's calls entered, until one reaches [`HOT_AFTER`] and its region takes
+    /// the sink's hot reference (empty from then on).
+    entries: Vec<u32>,
     /// The communicators seen, with their definition (`None`: an intercommunicator).
     comms: Vec<(MPI_Comm, Option<CommRef>)>,
     pending: HashMap<Key, Pending>,
@@ -154,6 +157,12 @@ struct Tracer {
     end: Option<u64>,
     /// The variables' metric class: their names, in the order read, and its reference.
     pvar_class: Option<(Vec<String>, MetricRef)>,
+    /// The variables' last read and its values as a record takes them, reused from read to
+    /// read (call mode reads at both ends of every call: no allocation there).
+    readings: Vec<crate::Current>,
+    values: Vec<MetricValue>,
+    /// `readings` were read for the next record and not yet written.
+    fresh: bool,
 }
 
 /// A source's timestamps on the trace's clock: one pair of readings at the start (the
@@ -235,6 +244,12 @@ pub(crate) fn now() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     (ts.tv_sec as u64).wrapping_mul(1_000_000_000) + ts.tv_nsec as u64
 }
+
+/// Calls of one function before its region takes the trace's hot reference: a one-pass
+/// writer cannot know the most frequent region, and the first to be entered this often is
+/// most often in the program's main loop (the ping-pong's `MPI_Send` on rank 0, `MPI_Recv`
+/// on rank 1).
+const HOT_AFTER: u32 = 16;
 
 /// What a function's region is, by its name.
 fn role_of(name: &str) -> RegionRole {
@@ -377,13 +392,39 @@ impl Tracer {
         (self.thread, self.loc, self.last, self.end) = (next.id, next.loc, next.last, next.end);
     }
 
+    /// `function`'s region: inline once defined (every traced call asks twice).
+    #[inline(always)]
     fn region(&mut self, function: usize) -> Option<RegionRef> {
-        let slot = self.regions.get_mut(function)?;
-        if slot.is_none() {
-            let name = FUNCTIONS[function];
-            *slot = Some(self.sink.region(name, Paradigm::Mpi, role_of(name)));
+        match self.regions.get(function)? {
+            Some(r) => Some(*r),
+            None => self.define_region(function),
         }
-        *slot
+    }
+
+    #[inline(never)]
+    fn define_region(&mut self, function: usize) -> Option<RegionRef> {
+        let name = FUNCTIONS.get(function)?;
+        let r = self.sink.region(name, Paradigm::Mpi, role_of(name));
+        *self.regions.get_mut(function)? = Some(r);
+        Some(r)
+    }
+
+    /// [`Tracer::region`] at a call's `Enter`: the first function entered [`HOT_AFTER`] times
+    /// takes the sink's hot reference ([`Sink::hot_region`]), for its later records.
+    #[inline]
+    fn region_entered(&mut self, function: usize) -> Option<RegionRef> {
+        let r = self.region(function)?;
+        let Some(n) = self.entries.get_mut(function) else {
+            return Some(r);
+        };
+        *n += 1;
+        if *n < HOT_AFTER {
+            return Some(r);
+        }
+        self.entries = Vec::new();
+        let hot = self.sink.hot_region(r)?;
+        self.regions[function] = Some(hot);
+        Some(hot)
     }
 
     /// `comm`'s definition: its members' world ranks (`None` for an intercommunicator).
@@ -456,8 +497,16 @@ impl Tracer {
     /// class of its type: members `<type>[i]` (one `<type>` of value 1 for a type without
     /// elements, or an instance whose data could not be read), `<type>.dropped` for the
     /// counts MPI reports dropped.
+    #[inline(always)]
     fn drain(&mut self) {
-        // Most calls find the queue empty: no clock read, no reference count then.
+        // Most calls find the queue empty: one test inline, no clock read then.
+        if self.events.as_ref().is_some_and(|q| !q.queue.is_empty()) {
+            self.drain_queue();
+        }
+    }
+
+    #[inline(never)]
+    fn drain_queue(&mut self) {
         let Some(q) = self
             .events
             .as_ref()
@@ -559,12 +608,34 @@ impl Tracer {
         self.last = t;
     }
 
-    /// The variables' values read at `t` as one `Metric` record of the class of their names
-    /// (a new class when the set of handles changed).
-    fn pvars(&mut self, t: u64, values: &[crate::Current]) {
-        if values.is_empty() {
-            return;
+    /// The engine's variables read now into [`Tracer::readings`] (none when the engine is
+    /// in use or gone).
+    fn read_pvars(&mut self) {
+        if !glue::with_engine(|p| p.read_current(&mut self.readings)).unwrap_or(false) {
+            self.readings.clear();
         }
+        self.fresh = true;
+    }
+
+    /// Call mode's read of the variables at a call's entry or exit (nothing in region mode).
+    fn call_pvars(&mut self) {
+        if CALL_MODE.load(Relaxed) {
+            self.read_pvars();
+        }
+    }
+
+    /// The variables' values just read ([`Tracer::read_pvars`]) as one `Metric` record at
+    /// `t` of the class of their names (a new class when the set of handles changed);
+    /// nothing where none were read for this record (a call in region mode).
+    #[inline]
+    fn pvars(&mut self, t: u64) {
+        if std::mem::take(&mut self.fresh) && !self.readings.is_empty() {
+            self.pvar_record(t);
+        }
+    }
+
+    fn pvar_record(&mut self, t: u64) {
+        let values = &self.readings;
         let same = self.pvar_class.as_ref().is_some_and(|(names, _)| {
             names.len() == values.len() && names.iter().zip(values).all(|(n, v)| *n == v.name)
         });
@@ -597,12 +668,11 @@ impl Tracer {
             self.pvar_class = Some((values.iter().map(|v| v.name.clone()).collect(), class));
         }
         if let Some((_, class)) = &self.pvar_class {
-            let v: Vec<MetricValue> = values
-                .iter()
-                .map(|v| MetricValue::Double(v.value))
-                .collect();
+            self.values.clear();
+            self.values
+                .extend(self.readings.iter().map(|v| MetricValue::Double(v.value)));
             let t = t.max(self.last);
-            self.sink.metric_event(self.loc, t, *class, &v);
+            self.sink.metric_event(self.loc, t, *class, &self.values);
             self.last = t;
         }
     }
@@ -706,16 +776,16 @@ pub(crate) fn traced<R>(function: usize, pmpi: impl FnMut() -> R) -> R {
 
 /// `Enter` of `function`'s region, after the events raised since the last record; its time.
 fn enter(function: usize) -> u64 {
-    let values = call_pvars();
     with(|t| {
+        t.call_pvars();
         t.end = None;
         t.drain();
         let t0 = now();
-        if let Some(r) = t.region(function) {
+        if let Some(r) = t.region_entered(function) {
             t.sink.enter(t.loc, t0, r);
         }
         t.last = t0;
-        t.pvars(t0, &values);
+        t.pvars(t0);
         t0
     })
     .unwrap_or_else(now)
@@ -723,13 +793,13 @@ fn enter(function: usize) -> u64 {
 
 /// `Leave` of `function`'s region, after the events raised during the call.
 fn leave(function: usize) {
-    let values = call_pvars();
     with(|t| {
+        t.call_pvars();
         t.drain();
         // At the call's end records' time when nothing came between (one timestamp fewer in
         // the trace: OTF2 writes a time only where it changes).
         let t1 = t.end.take().unwrap_or_else(now);
-        t.pvars(t1, &values);
+        t.pvars(t1);
         if let Some(r) = t.region(function) {
             t.sink.leave(t.loc, t1, r);
         }
@@ -1652,37 +1722,21 @@ pub(crate) fn user_region(name: &str, enter: bool) {
     if !tracing() || !recorded_here() {
         return;
     }
-    let values = read_pvars();
     with(|tr| {
+        tr.read_pvars();
         tr.drain();
         let t = now().max(tr.last);
         let r = tr.sink.region(name, Paradigm::User, RegionRole::Function);
         if enter {
             tr.sink.enter(tr.loc, t, r);
             tr.last = t;
-            tr.pvars(t, &values);
+            tr.pvars(t);
         } else {
-            tr.pvars(t, &values);
+            tr.pvars(t);
             tr.sink.leave(tr.loc, t, r);
             tr.last = t;
         }
     });
-}
-
-/// The engine's variables now (none when the engine is in use or gone).
-fn read_pvars() -> Vec<crate::Current> {
-    let mut v = Vec::new();
-    let _ = glue::with_engine(|p| p.read_current(&mut v));
-    v
-}
-
-/// Call mode's read of the variables at a call's entry or exit (nothing in region mode).
-fn call_pvars() -> Vec<crate::Current> {
-    if CALL_MODE.load(Relaxed) {
-        read_pvars()
-    } else {
-        Vec::new()
-    }
 }
 
 /// A communicator about to be freed: its handle may come back for another one.
@@ -1761,6 +1815,7 @@ pub(crate) fn start(
         parked: Vec::new(),
         threads_seen: 0,
         regions: vec![None; FUNCTIONS.len()],
+        entries: vec![0; FUNCTIONS.len()],
         comms: Vec::new(),
         pending: HashMap::new(),
         matched: HashMap::new(),
@@ -1772,6 +1827,9 @@ pub(crate) fn start(
         last: 0,
         clamped: 0,
         pvar_class: None,
+        readings: Vec::new(),
+        values: Vec::new(),
+        fresh: false,
         end: None,
     };
     OWNER.store(me, Relaxed);

@@ -25,15 +25,17 @@ pub struct Current {
 }
 
 impl<L: Level> Profiler<'_, L> {
-    /// Reads the current value of every one-element handle of at most 8 bytes into `out`
-    /// (cleared first), in a stable order while the set of handles does not change; returns
-    /// `false` when the engine is in use (a callback re-entering) and nothing was read.
-    /// Nothing is attributed: the profile is not changed by it.
+    /// Reads the current value of every one-element handle of at most 8 bytes into `out`, in
+    /// a stable order while the set of handles does not change; returns `false` when the
+    /// engine is in use (a callback re-entering) and nothing was read (`out` then empty).
+    /// `out`'s entries are updated in place: a read of the same handles as the last one into
+    /// the same `out` allocates nothing (call mode reads at every call's two ends).
     pub fn read_current(&self, out: &mut Vec<Current>) -> bool {
-        out.clear();
         let Ok(st) = self.state.try_borrow() else {
+            out.clear();
             return false;
         };
+        let mut n = 0;
         for (p, slot) in st.words.iter().zip(&st.word_slots) {
             if p.count != 1 {
                 continue;
@@ -47,18 +49,62 @@ impl<L: Level> Profiler<'_, L> {
             let Some(column) = st.columns.get(p.column as usize) else {
                 continue;
             };
-            let name = if slot.label.is_empty() {
-                column.info.name.to_string()
-            } else {
-                format!("{} @ {}", column.info.name, slot.label)
-            };
-            out.push(Current {
-                name,
+            // Borrowed where the name is UTF-8, as MPI's names are (Display's text).
+            let name = column.info.name.to_string_lossy();
+            let (name, label) = (&*name, &*slot.label);
+            let current = Current {
+                name: String::new(),
                 class: column.info.class,
                 accumulated: matches!(p.kind, Kind::Delta),
                 value,
-            });
+            };
+            match out.get_mut(n) {
+                Some(c) if named(&c.name, name, label) => {
+                    (c.class, c.accumulated, c.value) =
+                        (current.class, current.accumulated, current.value);
+                }
+                _ => {
+                    let name = if label.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{name} @ {label}")
+                    };
+                    let c = Current { name, ..current };
+                    if n < out.len() {
+                        out[n] = c;
+                    } else {
+                        out.push(c);
+                    }
+                }
+            }
+            n += 1;
         }
+        out.truncate(n);
         true
+    }
+}
+
+/// Whether `s` is `name`, or `name @ label` for a variable bound to an object.
+fn named(s: &str, name: &str, label: &str) -> bool {
+    if label.is_empty() {
+        return s == name;
+    }
+    s.strip_prefix(name)
+        .and_then(|r| r.strip_prefix(" @ "))
+        .is_some_and(|r| r == label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named;
+
+    #[test]
+    fn names_compare_without_being_built() {
+        assert!(named("a", "a", ""));
+        assert!(!named("a @ x", "a", ""));
+        assert!(named("a @ x", "a", "x"));
+        assert!(!named("a @ y", "a", "x"));
+        assert!(!named("a", "a", "x"));
+        assert!(!named("ab @ x", "a", "x"));
     }
 }

@@ -114,6 +114,16 @@ pub trait Sink {
     fn metric(&mut self, name: &str, occurrence: Occurrence, members: &[MetricMember])
     -> MetricRef;
 
+    /// A second reference of `region`, the one whose records take the fewest bytes in this
+    /// sink (OTF2 writes a reference of 0 in one byte, 1 to 255 in two: OTF2 3.0's
+    /// compressed integers), for the region the caller expects the most records of; both
+    /// references name the same region. At most one a sink; `None` where the sink has none
+    /// to give (the default) or gave it already.
+    fn hot_region(&mut self, region: RegionRef) -> Option<RegionRef> {
+        let _ = region;
+        None
+    }
+
     /// `region` entered.
     fn enter(&mut self, at: LocationRef, t: Time, region: RegionRef);
     /// `region` left.

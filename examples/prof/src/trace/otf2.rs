@@ -204,7 +204,10 @@ pub struct Otf2Sink {
     offsets: Vec<(Time, i64, f64)>,
     properties: Vec<(String, String)>,
     locations: Vec<String>,
+    /// The regions defined; local id `i + 1` is `regions[i]`, local id 0 the hot region
+    /// ([`Sink::hot_region`]), an alias of `regions[hot]`.
     regions: Vec<RegionDef>,
+    hot: Option<u32>,
     comms: Vec<CommDef>,
     metrics: Vec<MetricDef>,
     start: Option<Time>,
@@ -236,6 +239,7 @@ impl Otf2Sink {
             properties: Vec::new(),
             locations: Vec::new(),
             regions: Vec::new(),
+            hot: None,
             comms: Vec::new(),
             metrics: Vec::new(),
             start: None,
@@ -338,8 +342,15 @@ impl Otf2Sink {
         let tables: Tables = serde_json::from_slice(&tree::bcast(self.comm, tables))
             .map_err(|e| TraceError::Unification(format!("the union did not arrive: {e}")))?;
         // This rank's mapping tables: each local definition's index in the union.
+        let regions = ids(&tables.regions, &self.regions)?;
+        // Local id 0 first: the hot region's alias (the first region's where none was
+        // chosen: an entry no record uses).
+        let regions: Vec<u64> = match regions.get(self.hot.unwrap_or(0) as usize) {
+            Some(&hot) => std::iter::once(hot).chain(regions).collect(),
+            None => regions,
+        };
         let maps = [
-            (Mapping::Region, ids(&tables.regions, &self.regions)?),
+            (Mapping::Region, regions),
             (Mapping::Comm, ids(&tables.comms, &self.comms)?),
             (Mapping::Metric, ids(&tables.metrics, &self.metrics)?),
         ];
@@ -465,7 +476,15 @@ impl Sink for Otf2Sink {
     }
     fn region(&mut self, name: &str, p: Paradigm, r: RegionRole) -> RegionRef {
         let d = (name.to_owned(), paradigm_code(p), role_code(r));
-        RegionRef(index_of(&mut self.regions, |x| *x == d, || d.clone()))
+        RegionRef(index_of(&mut self.regions, |x| *x == d, || d.clone()) + 1)
+    }
+    fn hot_region(&mut self, region: RegionRef) -> Option<RegionRef> {
+        let i = region.0.checked_sub(1)?;
+        if self.hot.is_some() || i as usize >= self.regions.len() {
+            return None;
+        }
+        self.hot = Some(i);
+        Some(RegionRef(0))
     }
     fn comm(&mut self, name: &str, world_ranks: &[u32]) -> CommRef {
         let d = (name.to_owned(), world_ranks.to_vec());
