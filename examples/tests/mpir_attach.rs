@@ -392,7 +392,9 @@ mod pmix {
 
     fn app(test: &str) -> Option<(PathBuf, PathBuf)> {
         let Some(mpiexec) = wheel_mpiexec() else {
-            println!("{test}: skipped: MPIEXEC is not Open MPI 5's (run under scripts/with-mpi openmpi5)");
+            println!(
+                "{test}: skipped: MPIEXEC is not Open MPI 5's (run under scripts/with-mpi openmpi5)"
+            );
             return None;
         };
         static APP: OnceLock<PathBuf> = OnceLock::new();

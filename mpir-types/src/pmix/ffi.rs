@@ -47,21 +47,22 @@ pub(crate) enum Arg {
     Pid(&'static CStr, i32),
     Uint32(&'static CStr, u32),
     Str(&'static CStr, CString),
-    Proc(&'static CStr, pmix_proc_t),
+    Proc(&'static CStr, Box<pmix_proc_t>),
 }
 
 /// A `pmix_info_t` array and what its values point to, alive together.
 struct Infos {
     infos: Vec<pmix_info_t>,
-    // Pointed to by `infos`; boxed so that the addresses stay put.
+    // Pointed to by `infos` (a CString's bytes are on the heap; `procs` never grows past
+    // the capacity it is made with, so its elements stay put).
     _strings: Vec<CString>,
-    _procs: Vec<Box<pmix_proc_t>>,
+    _procs: Vec<pmix_proc_t>,
 }
 
 impl Infos {
     fn new(args: &[Arg]) -> Infos {
         let mut strings = Vec::new();
-        let mut procs = Vec::new();
+        let mut procs: Vec<pmix_proc_t> = Vec::with_capacity(args.len());
         let infos = args
             .iter()
             .map(|arg| {
@@ -76,9 +77,10 @@ impl Infos {
                         (*k, PMIX_STRING, pmix_value_data { string: ptr })
                     }
                     Arg::Proc(k, p) => {
-                        let mut b = Box::new(*p);
-                        let ptr: *mut pmix_proc_t = &mut *b;
-                        procs.push(b);
+                        procs.push(**p);
+                        let ptr: *mut pmix_proc_t = procs
+                            .last_mut()
+                            .unwrap_or_else(|| unreachable!("an element was just pushed"));
                         (*k, PMIX_PROC, pmix_value_data { proc: ptr })
                     }
                 };

@@ -519,7 +519,7 @@ impl PmixTool {
         let me = self.me;
         let status = self.run("PMIx_Notify_event (release)", move |lib| {
             let args = [
-                Arg::Proc(PMIX_EVENT_CUSTOM_RANGE, target),
+                Arg::Proc(PMIX_EVENT_CUSTOM_RANGE, Box::new(target)),
                 Arg::Bool(PMIX_EVENT_NON_DEFAULT, true),
             ];
             let rc = lib.notify(PMIX_DEBUGGER_RELEASE, &me, PMIX_RANGE_CUSTOM, &args);
