@@ -525,3 +525,38 @@ fn hydra_offers_no_pmix_tool_interface() {
     assert_eq!(auto.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&auto.stderr).contains("Hydra"));
 }
+
+/// Debian's Open MPI 4.1.4 (`orterun`, PMIx 3.x inside): the same job through both
+/// interfaces. MPIR lists the ranks; its PMIx server does not accept a tool of Debian's
+/// libpmix 4.2.2 (measured: `PMIx_tool_init` answers UNREACHABLE), a typed refusal with
+/// status 3. Skips where `mpiexec.openmpi` is not installed.
+#[test]
+fn open_mpi_4_offers_mpir_and_refuses_a_pmix_tool() {
+    let Some(app) = mpi_app() else {
+        return skip("open_mpi_4_offers_mpir_and_refuses_a_pmix_tool");
+    };
+    let args = mpiexec_args(&app, &["5"]);
+    let mut job = ompi(&args[0])
+        .args(&args[1..])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = String::new();
+    {
+        use std::io::{BufRead, BufReader};
+        let mut reader = BufReader::new(job.stdout.take().unwrap());
+        for _ in 0..3 {
+            reader.read_line(&mut lines).unwrap();
+        }
+    }
+    let pid = job.id().to_string();
+    let mpir = run(Command::new(TOOL).args(["--json", "--pid", &pid]));
+    let pmix = run(Command::new(TOOL).args(["--via", "pmix", "--timeout", "2", "--pid", &pid]));
+    let _ = job.wait();
+    assert_eq!(mpir.status.code(), Some(0));
+    let v: Json = serde_json::from_slice(&mpir.stdout).unwrap();
+    assert_eq!(v["interface"], "mpir");
+    assert_eq!(json_rows(&v), own_rows(&lines));
+    assert_eq!(pmix.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&pmix.stderr).contains("no PMIx server"));
+}

@@ -32,8 +32,8 @@ impl From<PmixError> for Failure {
                 format!("{e}: run mpir-attach --pid {launcher}")
             }
             PmixError::Connect { .. } => format!(
-                "{e}: the process offers neither MPIR nor the PMIx tool interface (MPICH's \
-                 Hydra offers none)"
+                "{e}: the process offers no PMIx tool interface this library reaches (MPICH's \
+                 Hydra offers none; Open MPI 4.1's orterun refuses it: use --via mpir)"
             ),
             _ => e.to_string(),
         };
