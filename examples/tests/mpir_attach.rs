@@ -481,6 +481,59 @@ mod pmix {
         assert_eq!(rows, own_rows(&String::from_utf8_lossy(&out.stderr)));
     }
 
+    /// Paused after the read (`MPIR_ATTACH_TEST_PAUSE`): `SIGINT` to the tool is 130 with
+    /// nothing printed; a launcher killed during the pause is 6 (its table is not printed).
+    #[test]
+    fn sigint_and_a_launcher_that_dies_during_attach() {
+        use nix::sys::signal::{Signal, kill};
+        use nix::unistd::Pid;
+        let Some((mpiexec, app)) = app("sigint_and_a_launcher_that_dies") else {
+            return;
+        };
+        for case in ["sigint", "launcher dies"] {
+            let mut job = Command::new(&mpiexec)
+                .args(["-n", "3"])
+                .arg(&app)
+                .arg("30")
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut reader = BufReader::new(job.stdout.take().unwrap());
+            for _ in 0..3 {
+                reader.read_line(&mut String::new()).unwrap();
+            }
+            let mut tool = Command::new(TOOL)
+                .args(["--json", "--pid", &job.id().to_string()])
+                .env("MPIR_ATTACH_TEST_PAUSE", "1")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut err = BufReader::new(tool.stderr.take().unwrap());
+            let mut line = String::new();
+            err.read_line(&mut line).unwrap();
+            assert!(line.contains("test pause"), "{line}");
+            if case == "sigint" {
+                kill(Pid::from_raw(tool.id() as i32), Signal::SIGINT).unwrap();
+            } else {
+                // SIGTERM: prterun ends its ranks too (SIGKILL would orphan them).
+                let _ = kill(Pid::from_raw(job.id() as i32), Signal::SIGTERM);
+                let _ = job.wait();
+                drop(tool.stdin.take());
+            }
+            let out = tool.wait_with_output().unwrap();
+            let _ = kill(Pid::from_raw(job.id() as i32), Signal::SIGTERM);
+            let _ = job.wait();
+            assert!(out.stdout.is_empty(), "{case}: printed after all");
+            assert_eq!(
+                out.status.code(),
+                Some(if case == "sigint" { 130 } else { 6 }),
+                "{case}"
+            );
+        }
+    }
+
     #[test]
     fn a_process_without_a_pmix_server_is_refused_with_status_3() {
         let Some(_) = app("a_process_without_a_pmix_server") else {
