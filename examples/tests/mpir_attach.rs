@@ -368,3 +368,248 @@ fn hydra_is_recognised_at_once() {
         );
     }
 }
+
+/// The PMIx tool interface of Open MPI 5's launcher: the tests below run under
+/// `scripts/with-mpi openmpi5` (`MPIEXEC` is the wheel's `mpiexec`, beside `prterun`) and
+/// fail there if anything is missing; under another MPI they say so and return.
+mod pmix {
+    use std::io::{BufRead, BufReader};
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::sync::OnceLock;
+
+    use mpit_test_support::rows::own_rows;
+    use mpit_test_support::schema;
+
+    use super::{TOOL, json_rows, run};
+
+    /// The wheel's `mpiexec` if `MPIEXEC` is a PRRTE launcher's.
+    fn wheel_mpiexec() -> Option<PathBuf> {
+        let mpiexec = std::env::var("MPIEXEC").ok()?;
+        let prog = PathBuf::from(mpiexec.split_whitespace().next()?);
+        prog.with_file_name("prterun").is_file().then_some(prog)
+    }
+
+    fn app(test: &str) -> Option<(PathBuf, PathBuf)> {
+        let Some(mpiexec) = wheel_mpiexec() else {
+            println!(
+                "{test}: skipped: MPIEXEC is not Open MPI 5's (run under scripts/with-mpi openmpi5)"
+            );
+            return None;
+        };
+        static APP: OnceLock<PathBuf> = OnceLock::new();
+        let app = APP.get_or_init(|| {
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpir-attach-pmix");
+            std::fs::create_dir_all(&dir).unwrap();
+            let out = dir.join("mpi_app");
+            let lib = mpiexec.parent().unwrap().join("../lib");
+            let cc = std::env::var("MPICC").expect("MPICC under openmpi5");
+            let st = Command::new(cc)
+                .arg("-o")
+                .arg(&out)
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("mpir/mpi_app.c"))
+                .arg(format!("-Wl,-rpath,{}", lib.display()))
+                .status()
+                .unwrap();
+            assert!(st.success(), "mpicc failed");
+            out
+        });
+        Some((mpiexec, app.clone()))
+    }
+
+    #[test]
+    fn attach_lists_exactly_the_ranks_pids_hosts_and_executables() {
+        let Some((mpiexec, app)) = app("attach_lists_exactly_the_ranks") else {
+            return;
+        };
+        let mut job = Command::new(&mpiexec)
+            .args(["-n", "3"])
+            .arg(&app)
+            .arg("5")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = String::new();
+        let mut reader = BufReader::new(job.stdout.take().unwrap());
+        for _ in 0..3 {
+            reader.read_line(&mut lines).unwrap();
+        }
+        let pid = job.id().to_string();
+        let out = run(Command::new(TOOL).args(["--json", "--pid", &pid]));
+        assert_eq!(out.status.code(), Some(0));
+        let v = schema::assert_valid_text("mpir-attach", &String::from_utf8(out.stdout).unwrap());
+        assert_eq!(v["interface"], "pmix");
+        assert_eq!(v["model"], "attach");
+        assert_eq!(v["starter_pid"].as_i64(), Some(i64::from(job.id())));
+        assert_eq!(json_rows(&v), own_rows(&lines));
+        assert_eq!(json_rows(&v).len(), 3);
+        // --via mpir on the same launcher: MPIR's refusal (no MPIR symbols), status 3.
+        let out = run(Command::new(TOOL).args(["--via", "mpir", "--pid", &pid]));
+        assert_eq!(out.status.code(), Some(3));
+        // A rank's pid: status 4, with the launcher named.
+        let rank = json_rows(&v).iter().next().unwrap().1.to_string();
+        let out = run(Command::new(TOOL).args(["--pid", &rank]));
+        assert_eq!(out.status.code(), Some(4));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("--pid {pid}")));
+        assert!(job.wait().unwrap().success());
+        // The launcher has ended: a stale pid, status 6.
+        let out = run(Command::new(TOOL).args(["--pid", &pid]));
+        assert_eq!(out.status.code(), Some(6));
+    }
+
+    #[test]
+    fn launch_stops_in_init_acquires_releases_and_keeps_the_exit_status() {
+        let Some((mpiexec, app)) = app("launch_stops_in_init") else {
+            return;
+        };
+        let out = run(Command::new(TOOL)
+            .args(["--json", "--timeout", "30", "--"])
+            .arg(&mpiexec)
+            .args(["-n", "3"])
+            .arg(&app)
+            .args(["0", "7"]));
+        // Rank 0 exits 7 after MPI_Finalize: the launcher's status, and so the tool's.
+        assert_eq!(out.status.code(), Some(7));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let v = schema::assert_valid_text("mpir-attach", &stdout);
+        assert_eq!(v["interface"], "pmix");
+        assert_eq!(v["model"], "launch");
+        assert_eq!(v["exit_status"], 7);
+        let rows = json_rows(&v);
+        assert_eq!(rows.len(), 3);
+        // The job ran past MPI_Init (released): each rank printed its line, to stderr.
+        assert_eq!(rows, own_rows(&String::from_utf8_lossy(&out.stderr)));
+    }
+
+    /// Paused after the read (`MPIR_ATTACH_TEST_PAUSE`): `SIGINT` to the tool is 130 with
+    /// nothing printed; a launcher killed during the pause is 6 (its table is not printed).
+    #[test]
+    fn sigint_and_a_launcher_that_dies_during_attach() {
+        use nix::sys::signal::{Signal, kill};
+        use nix::unistd::Pid;
+        let Some((mpiexec, app)) = app("sigint_and_a_launcher_that_dies") else {
+            return;
+        };
+        for case in ["sigint", "launcher dies"] {
+            let mut job = Command::new(&mpiexec)
+                .args(["-n", "3"])
+                .arg(&app)
+                .arg("30")
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut reader = BufReader::new(job.stdout.take().unwrap());
+            for _ in 0..3 {
+                reader.read_line(&mut String::new()).unwrap();
+            }
+            let mut tool = Command::new(TOOL)
+                .args(["--json", "--pid", &job.id().to_string()])
+                .env("MPIR_ATTACH_TEST_PAUSE", "1")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut err = BufReader::new(tool.stderr.take().unwrap());
+            let mut line = String::new();
+            err.read_line(&mut line).unwrap();
+            assert!(line.contains("test pause"), "{line}");
+            if case == "sigint" {
+                kill(Pid::from_raw(tool.id() as i32), Signal::SIGINT).unwrap();
+            } else {
+                // SIGTERM: prterun ends its ranks too (SIGKILL would orphan them).
+                let _ = kill(Pid::from_raw(job.id() as i32), Signal::SIGTERM);
+                let _ = job.wait();
+                drop(tool.stdin.take());
+            }
+            let out = tool.wait_with_output().unwrap();
+            let _ = kill(Pid::from_raw(job.id() as i32), Signal::SIGTERM);
+            let _ = job.wait();
+            assert!(out.stdout.is_empty(), "{case}: printed after all");
+            assert_eq!(
+                out.status.code(),
+                Some(if case == "sigint" { 130 } else { 6 }),
+                "{case}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_process_without_a_pmix_server_is_refused_with_status_3() {
+        let Some(_) = app("a_process_without_a_pmix_server") else {
+            return;
+        };
+        let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+        let out = run(Command::new(TOOL).args([
+            "--via",
+            "pmix",
+            "--timeout",
+            "2",
+            "--pid",
+            &sleeper.id().to_string(),
+        ]));
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+        assert_eq!(out.status.code(), Some(3));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no PMIx server"));
+    }
+}
+
+/// MPICH's Hydra offers no PMIx tool interface: `--via pmix` is a typed refusal (status 3),
+/// as MPIR's is. Skips where `mpiexec.mpich` is not installed.
+#[test]
+fn hydra_offers_no_pmix_tool_interface() {
+    if !Path::new("/usr/bin/mpiexec.mpich").exists() {
+        println!("hydra_offers_no_pmix_tool_interface: skipped: no /usr/bin/mpiexec.mpich");
+        return;
+    }
+    let mut job = Command::new("/usr/bin/mpiexec.mpich")
+        .args(["-n", "1", "sleep", "20"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = job.id().to_string();
+    let pmix = run(Command::new(TOOL).args(["--via", "pmix", "--timeout", "2", "--pid", &pid]));
+    let auto = run(Command::new(TOOL).args(["--pid", &pid]));
+    let _ = job.kill();
+    let _ = job.wait();
+    assert_eq!(pmix.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&pmix.stderr).contains("no PMIx server"));
+    assert_eq!(auto.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&auto.stderr).contains("Hydra"));
+}
+
+/// Debian's Open MPI 4.1.4 (`orterun`, PMIx 3.x inside): the same job through both
+/// interfaces. MPIR lists the ranks; its PMIx server does not accept a tool of Debian's
+/// libpmix 4.2.2 (measured: `PMIx_tool_init` answers UNREACHABLE), a typed refusal with
+/// status 3. Skips where `mpiexec.openmpi` is not installed.
+#[test]
+fn open_mpi_4_offers_mpir_and_refuses_a_pmix_tool() {
+    let Some(app) = mpi_app() else {
+        return skip("open_mpi_4_offers_mpir_and_refuses_a_pmix_tool");
+    };
+    let args = mpiexec_args(&app, &["5"]);
+    let mut job = ompi(&args[0])
+        .args(&args[1..])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = String::new();
+    {
+        use std::io::{BufRead, BufReader};
+        let mut reader = BufReader::new(job.stdout.take().unwrap());
+        for _ in 0..3 {
+            reader.read_line(&mut lines).unwrap();
+        }
+    }
+    let pid = job.id().to_string();
+    let mpir = run(Command::new(TOOL).args(["--json", "--pid", &pid]));
+    let pmix = run(Command::new(TOOL).args(["--via", "pmix", "--timeout", "2", "--pid", &pid]));
+    let _ = job.wait();
+    assert_eq!(mpir.status.code(), Some(0));
+    let v: Json = serde_json::from_slice(&mpir.stdout).unwrap();
+    assert_eq!(v["interface"], "mpir");
+    assert_eq!(json_rows(&v), own_rows(&lines));
+    assert_eq!(pmix.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&pmix.stderr).contains("no PMIx server"));
+}

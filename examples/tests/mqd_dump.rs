@@ -498,3 +498,52 @@ fn the_commands_output_is_kept_out_of_standard_output() {
         );
     }
 }
+
+/// Open MPI 5.0.11's wheel (`scripts/with-mpi openmpi5`): mqd-dump finds the ranks of a
+/// running `mpiexec` (PRRTE, no MPIR symbols) through PMIx, says what it lacks for the queues
+/// (the MQD DLL the ranks' `MPIR_dll_name` names is not shipped), reports each rank's search,
+/// and exits 1. Under another MPI it says so and returns.
+#[test]
+fn open_mpi_5_ranks_are_found_through_pmix_and_the_missing_dll_is_named() {
+    let Some(mpiexec) = std::env::var("MPIEXEC").ok().and_then(|m| {
+        let p = std::path::PathBuf::from(m.split_whitespace().next()?);
+        p.with_file_name("prterun").is_file().then_some(p)
+    }) else {
+        println!("skipped: MPIEXEC is not Open MPI 5's (run under scripts/with-mpi openmpi5)");
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mqd-dump-pmix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let app = dir.join("mpi_app");
+    let lib = mpiexec.parent().unwrap().join("../lib");
+    let st = Command::new(std::env::var("MPICC").unwrap())
+        .arg("-o")
+        .arg(&app)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("mpir/mpi_app.c"))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut job = Command::new(&mpiexec)
+        .args(["-n", "3"])
+        .arg(&app)
+        .arg("4")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let out = Command::new(TOOL)
+        .args(["--starter", &job.id().to_string()])
+        .output()
+        .unwrap();
+    let _ = job.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{err}");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains("its 3 ranks found through PMIx"), "{err}");
+    assert!(err.contains("libompi_dbg_msgq.so"), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for r in 0..3 {
+        assert!(stdout.contains(&format!("rank {r} (pid")), "{stdout}");
+    }
+}

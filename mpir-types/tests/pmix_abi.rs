@@ -171,6 +171,7 @@ fn rust_ints() -> Vec<(&'static str, i128)> {
     out.extend(RANKS.iter().map(|&(n, v)| (n, i128::from(v))));
     out.extend(PROC_STATES.iter().map(|&(n, v)| (n, i128::from(v))));
     out.extend(INFO_DIRECTIVES.iter().map(|&(n, v)| (n, i128::from(v))));
+    out.extend(RANGES.iter().map(|&(n, v)| (n, i128::from(v))));
     out
 }
 

@@ -20,4 +20,6 @@ mod os_openmpi;
 mod pmix;
 #[cfg(all(feature = "pmix", target_os = "linux"))]
 mod pmix_abi;
+#[cfg(all(feature = "pmix", target_os = "linux"))]
+mod pmix_tool;
 mod proctable;

@@ -61,6 +61,8 @@
 //! for a line (or the end) of standard input or a caught signal.
 
 pub mod model;
+#[cfg(target_os = "linux")]
+pub mod pmix;
 pub mod text;
 
 use std::process::ExitCode;
@@ -111,9 +113,13 @@ pub const TEST_PAUSE: &str = "MPIR_ATTACH_TEST_PAUSE";
     group(ArgGroup::new("target").required(true).args(["pid", "command"]))
 )]
 pub struct Args {
-    /// Attach to this running MPIR starter (e.g. mpiexec's pid).
+    /// Attach to this running MPIR starter or PMIx launcher (e.g. mpiexec's pid).
     #[arg(long, conflicts_with = "command")]
     pub pid: Option<i32>,
+    /// The interface: MPIR, the PMIx tool interface, or (auto) what the launcher offers:
+    /// PMIx for PRRTE's prterun and Open MPI 5's mpiexec, MPIR otherwise.
+    #[arg(long, value_parser = ["auto", "mpir", "pmix"], default_value = "auto")]
+    pub via: String,
     /// Print one JSON object instead of one line per rank (schema:
     /// examples/schemas/mpir-attach.schema.json).
     #[arg(long)]
@@ -256,7 +262,7 @@ pub fn empty_table(job: &model::Job) -> Option<Failure> {
 }
 
 #[cfg(not(target_os = "linux"))]
-mod imp {
+pub(crate) mod imp {
     pub(super) fn run(_: &super::Args) -> Result<std::process::ExitCode, super::Failure> {
         Err(super::Failure::tool(
             "the MPIR tool side is implemented for Linux only",
@@ -265,7 +271,7 @@ mod imp {
 }
 
 #[cfg(target_os = "linux")]
-mod imp {
+pub(crate) mod imp {
     use std::process::{ExitCode, ExitStatus};
 
     use mpir_types::os::{Interrupt, Interrupts, attach, ended};
@@ -274,7 +280,7 @@ mod imp {
     use super::{Args, Failure, empty_table, text};
 
     /// The exit status of a starter's exit status: its code, or 128 + the signal's number.
-    fn status_of(status: ExitStatus) -> u8 {
+    pub(crate) fn status_of(status: ExitStatus) -> u8 {
         use std::os::unix::process::ExitStatusExt;
         match (status.code(), status.signal()) {
             (Some(c), _) => c as u8,
@@ -301,7 +307,21 @@ mod imp {
     pub(super) fn run(args: &Args) -> Result<ExitCode, Failure> {
         let interrupts = Interrupts::catch()?;
         if let Some(pid) = args.pid {
+            if args.via == "pmix" {
+                return super::pmix::attach(args, pid, &interrupts);
+            }
             return attach_model(args, pid, &interrupts);
+        }
+        let pmix = match args.via.as_str() {
+            "pmix" => true,
+            "mpir" => false,
+            _ => args
+                .command
+                .first()
+                .is_some_and(|p| super::pmix::is_prrte_launcher(p)),
+        };
+        if pmix {
+            return super::pmix::launch(args, interrupts);
         }
         launch(args, interrupts)
     }
@@ -326,6 +346,25 @@ mod imp {
                 ),
                 status: i.exit_status(),
             });
+        }
+        // What the launcher offers instead: PRRTE's PMIx tool interface.
+        if args.via == "auto"
+            && let Err(e) = &read
+        {
+            use mpir_types::os::{KnownLauncher, ToolError as E};
+            let pmix = match e {
+                E::NoMpir {
+                    launcher: KnownLauncher::Prrte,
+                    ..
+                } => true,
+                E::NotAStarter { .. } | E::NotTheStarter { starter: None, .. } => {
+                    mpir_types::pmix::tool::find_launcher_of(pid).is_some()
+                }
+                _ => false,
+            };
+            if pmix {
+                return super::pmix::attach(args, pid, interrupts);
+            }
         }
         let acq = read?;
         // Once more just before printing: a starter that ended has no job to show.

@@ -50,8 +50,18 @@ pub struct Job {
     /// Launch model: what the tool did with each rank's `MPIR_debug_gate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gates: Option<Vec<Gate>>,
+    /// The interface the job was acquired through: `mpir` (the starter's MPIR symbols) or
+    /// `pmix` (the launcher's PMIx tool interface). Absent in documents of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
     /// `attach` or `launch`.
     pub model: String,
+    /// PMIx: the job's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// PMIx: the libpmix the tool opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmix_library: Option<String>,
     /// The starter's pointer width in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer_width: Option<u8>,
@@ -185,6 +195,7 @@ impl Job {
                 supports_tool_daemons: c.supports_tool_daemons,
             }),
             debug_state: Some(state_name(acq.debug_state)),
+            interface: Some("mpir".to_owned()),
             model: model.to_owned(),
             pointer_width: Some(acq.layout.pointer_width()),
             procs: Some(
@@ -222,6 +233,37 @@ impl Job {
             .rev()
             .find(|e| e.state == "MPIR_DEBUG_ABORTING" && e.abort_string.is_some())
             .and_then(|e| e.abort_string.clone())
+    }
+
+    /// The job of `model` acquired through PMIx from launcher `pid`: namespace `nspace`'s
+    /// processes, read with `library`.
+    pub fn from_pmix(
+        model: &str,
+        pid: i32,
+        nspace: &str,
+        procs: &[mpir_types::ProcDesc],
+        library: &std::path::Path,
+    ) -> Job {
+        Job {
+            interface: Some("pmix".to_owned()),
+            model: model.to_owned(),
+            namespace: Some(nspace.to_owned()),
+            pmix_library: Some(library.display().to_string()),
+            procs: Some(
+                procs
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, p)| Proc {
+                        executable: p.executable_name.to_string(),
+                        host: p.host_name.to_string(),
+                        pid: p.pid,
+                        rank,
+                    })
+                    .collect(),
+            ),
+            starter_pid: Some(pid),
+            ..Job::default()
+        }
     }
 
     /// The job of `model` without an acquisition.

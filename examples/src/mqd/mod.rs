@@ -228,6 +228,28 @@ mod live {
                     ok = false;
                 }
                 Ok(acq) => pids.extend(acq.ranks().map(|(_, d)| d.pid as i32)),
+                // Open MPI 5: the ranks through PMIx; the queues need a DLL it lacks.
+                Err(ToolError::NoMpir {
+                    launcher: mpir_types::os::KnownLauncher::Prrte,
+                    ..
+                }) => match mpir_types::pmix::tool::attach(s, &Default::default()) {
+                    Ok((jobs, _)) => {
+                        let job = &jobs[0];
+                        eprintln!(
+                            "mqd-dump: starter {s} is PRRTE's (no MPIR symbols): its {} ranks \
+                             found through PMIx (namespace {}); their queues need the MQD DLL \
+                             their MPIR_dll_name names, which Open MPI 5.0.11's wheel does not \
+                             ship (each rank's DLL search follows)",
+                            job.procs.len(),
+                            job.nspace
+                        );
+                        pids.extend(job.procs.iter().map(|d| d.pid as i32));
+                    }
+                    Err(e) => {
+                        eprintln!("mqd-dump: cannot read the ranks of starter {s} via PMIx: {e}");
+                        ok = false;
+                    }
+                },
                 Err(e) => {
                     eprintln!("mqd-dump: cannot read the process table of starter {s}: {e}");
                     gone |= matches!(

@@ -6,7 +6,7 @@
 //! `mpir-types/tests/pmix_abi.rs` compiles a C program against the installed `pmix.h` and
 //! checks every size, alignment and field offset here and every value of the tables below
 //! ([`STATUSES`], [`DATA_TYPES`], [`RANKS`], [`PROC_STATES`], [`INFO_DIRECTIVES`],
-//! [`LENGTHS`], [`ATTRIBUTES`]), so a constant added to a table is checked with no more
+//! [`LENGTHS`], [`RANGES`], [`ATTRIBUTES`]), so a constant added to a table is checked with no more
 //! work. The structures hold raw pointers: nothing here dereferences them; the decoders of
 //! [`super`] read what they point to through a
 //! [`MemoryReader`](crate::memory::MemoryReader).
@@ -25,6 +25,8 @@ pub type pmix_data_type_t = u16;
 pub type pmix_info_directives_t = u32;
 /// `pmix_proc_state_t`: the state of a process (`uint8_t`).
 pub type pmix_proc_state_t = u8;
+/// `pmix_data_range_t`: the range of an event or of published data (`uint8_t`).
+pub type pmix_data_range_t = u8;
 /// `pid_t` as Linux defines it (`int`).
 pub type pid_t = c_int;
 
@@ -210,6 +212,20 @@ constants! {
         PMIX_INFO_REQD = 0x1;
         /// The last element of an array made by `PMIX_INFO_CREATE`.
         PMIX_INFO_ARRAY_END = 0x2;
+        /// The value is not the array's to release (`PMIX_INFO_FREE` leaves it).
+        PMIX_INFO_PERSISTENT = 0x10;
+    }
+}
+
+constants! {
+    /// The ranges of an event (PMIx Standard v4.2, "Data Range").
+    RANGES: pmix_data_range_t {
+        /// The host's resource manager.
+        PMIX_RANGE_RM = 1;
+        /// The processes of the caller's namespace.
+        PMIX_RANGE_NAMESPACE = 3;
+        /// The processes an info of key [`PMIX_EVENT_CUSTOM_RANGE`] lists.
+        PMIX_RANGE_CUSTOM = 6;
     }
 }
 
@@ -276,6 +292,11 @@ constants! {
         PMIX_DEBUG_STOP_IN_INIT = c"pmix.dbg.init";
         /// (varies) stop the processes at `exec` and report them ready to debug.
         PMIX_DEBUG_STOP_ON_EXEC = c"pmix.dbg.exec";
+        /// (`pmix_proc_t` or an array of them) the processes an event of range
+        /// [`PMIX_RANGE_CUSTOM`] goes to.
+        PMIX_EVENT_CUSTOM_RANGE = c"pmix.evrange";
+        /// (bool) the event is not delivered to default event handlers.
+        PMIX_EVENT_NON_DEFAULT = c"pmix.evnondef";
     }
 }
 

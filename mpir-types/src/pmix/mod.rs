@@ -14,6 +14,13 @@
 //! garbage answer is a typed [`PmixDecodeError`], never a crash or an unbounded allocation.
 //! They give the crate's [`ProcDesc`](crate::ProcDesc), so a tool shows both the same way.
 //!
+//! On Linux, `tool` is the live side: libpmix opened at run time (nothing needs PMIx to
+//! build), one `PMIx_tool_init` per process to a launcher by pid or URI, every call bounded
+//! by a deadline, the jobs' tables decoded through a `ProcessMemory` over the tool's own
+//! memory, the `PMIX_DEBUGGER_RELEASE` event, and the launch model (`tool::launch`: the job
+//! started with PRRTE's `--stop-in-init`, acquired, released). `ffi` (private) is the one file
+//! of the module with `unsafe`.
+//!
 //! # Example
 //!
 //! A proc table as a query answers it, built in a [`MemoryImage`](crate::MemoryImage) with
@@ -70,6 +77,11 @@
 
 pub mod abi;
 pub mod decode;
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod ffi;
+#[cfg(target_os = "linux")]
+pub mod tool;
 
 pub use abi::*;
 pub use decode::{
