@@ -26,8 +26,9 @@ use std::mem::MaybeUninit;
 use std::os::raw::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{
+    AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 
 #[cfg(mpit_abi)]
 use crate::abi as mpi_sys;
@@ -56,22 +57,22 @@ pub(crate) fn tracing() -> bool {
 }
 
 /// The tracer, shared by the threads that call MPI: each block of records takes the lock
-/// (never across an MPI call), so one thread at a time writes, each onto its own location;
-/// `holder` names that thread, so that a thread re-entering is turned away instead of
+/// (never across an MPI call), so one thread at a time writes, each onto its own location.
+/// The lock is `holder`, the id of the thread inside (0: none): taking it uncontended is one
+/// compare-and-swap, and a thread re-entering sees its own id and is turned away instead of
 /// waiting for itself. A static, not a thread-local: a thread-local of a shared library
 /// costs a call per access (`__tls_get_addr`).
 struct TracerCell {
-    lock: Mutex<()>,
     holder: AtomicUsize,
     tracer: RefCell<Option<Tracer>>,
 }
 
-// SAFETY: `tracer` is touched only while `lock` is held (`with`, `start`, `finish`): one
-// thread at a time.
+// SAFETY: `tracer` is touched only by the thread whose id `holder` holds (`locked`, through
+// which `with`, `start` and `finish` go): one thread at a time, its accesses ordered after
+// the previous holder's by the Acquire of the swap and the Release of the unlock.
 unsafe impl Sync for TracerCell {}
 
 static TRACER: TracerCell = TracerCell {
-    lock: Mutex::new(()),
     holder: AtomicUsize::new(0),
     tracer: RefCell::new(None),
 };
@@ -82,21 +83,27 @@ static OWNER: AtomicUsize = AtomicUsize::new(0);
 /// tracer).
 static CALL_MODE: AtomicBool = AtomicBool::new(false);
 
-/// `f` on the tracer, under its lock, as the calling thread `me` (`holder` reset however
-/// `f` ends).
+/// `f` on the tracer, under its lock, as the calling thread `me` (the lock released however
+/// `f` ends); `None` when `me` holds it already.
 fn locked<R>(me: usize, f: impl FnOnce(&mut Option<Tracer>) -> R) -> Option<R> {
-    struct Release;
-    impl Drop for Release {
+    struct Unlock;
+    impl Drop for Unlock {
         fn drop(&mut self) {
-            TRACER.holder.store(0, Relaxed);
+            TRACER.holder.store(0, Release);
         }
     }
     if TRACER.holder.load(Relaxed) == me {
         return None;
     }
-    let _g = TRACER.lock.lock().unwrap_or_else(PoisonError::into_inner);
-    TRACER.holder.store(me, Relaxed);
-    let _release = Release;
+    while TRACER
+        .holder
+        .compare_exchange_weak(0, me, Acquire, Relaxed)
+        .is_err()
+    {
+        // Another thread writes its records (a few hundred instructions): let it run.
+        std::thread::yield_now();
+    }
+    let _unlock = Unlock;
     let mut t = TRACER.tracer.try_borrow_mut().ok()?;
     Some(f(&mut t))
 }
