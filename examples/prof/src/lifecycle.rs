@@ -401,6 +401,12 @@ fn start_trace(
             .output
             .clone()
             .unwrap_or_else(config::default_output);
+        // An earlier run's archive (its anchor file there): OTF2 creates an archive only where
+        // none is, so it is replaced, as the profile's files are, before any rank writes.
+        let old = dir.join("trace");
+        if old.join("traces.otf2").is_file() && std::fs::remove_dir_all(&old).is_ok() {
+            progress(rank, &format!("replacing the trace in {}", old.display()));
+        }
         dir.to_string_lossy().into_owned().into_bytes()
     });
     let agreed = match crate::tree::Pmpi::dup(world_comm()) {

@@ -1488,3 +1488,35 @@ fn traced_run(ranks: usize, name: &str, exe: &Path, args: &[&str]) -> (Output, P
     all.extend_from_slice(args);
     (run_mpi(ranks, &all), out.join("trace/traces.otf2"))
 }
+
+/// A second `--trace` into the same output directory replaces the first archive (OTF2 creates
+/// one only where none is): `tests/c/unexpected.c` traced with 3 messages, then with 5 into
+/// the same `--output`, gives a trace of the second run, with no "no trace" line.
+#[test]
+fn a_second_trace_replaces_the_first() {
+    let exe = compile("unexpected");
+    let (first, anchor) = traced_run(2, "trace-twice", &exe, &["3"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let out = anchor
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .display()
+        .to_string();
+    let exe = exe.display().to_string();
+    let second = run_mpi(2, &[LAUNCHER, "--trace", "--output", &out, "--", &exe, "5"]);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        second.status.success() && !stderr.contains("no trace"),
+        "{stderr}"
+    );
+    let receives = read_trace(&anchor)
+        .lines()
+        .filter(|l| l.starts_with("MpiRecv MPI Rank 0 "))
+        .count();
+    assert_eq!(receives, 5, "{stderr}");
+}
