@@ -78,7 +78,7 @@ fn attach_reads_the_ranks_and_a_second_connection_is_refused() {
         "{out}{}",
         String::from_utf8_lossy(&child.stderr)
     );
-    let got: Vec<(usize, i64, String, String)> = out
+    let got: Vec<Row> = out
         .lines()
         .filter_map(|l| l.strip_prefix("row "))
         .map(|l| {
@@ -119,11 +119,7 @@ fn start_job(
     mpiexec: &Path,
     app: &Path,
     extra: &[&str],
-) -> (
-    std::process::Child,
-    Reader,
-    Vec<(usize, i64, String, String)>,
-) {
+) -> (std::process::Child, Reader, Vec<Row>) {
     let mut job = Command::new(mpiexec)
         .args(extra)
         .args(["-n", "3"])
@@ -149,6 +145,9 @@ fn start_job(
     own.sort();
     (job, reader, own)
 }
+
+/// A rank's line: rank, pid, host, executable.
+type Row = (usize, i64, String, String);
 
 /// A job's standard output, kept open until it ends.
 type Reader = BufReader<std::process::ChildStdout>;
