@@ -21,12 +21,15 @@ fn main() {
         println!("cargo::rustc-cfg=mpit_otf2_missing");
         return;
     }
+    // Under /usr the linker's own paths find the library; naming /usr/lib/x86_64-linux-gnu
+    // here would put it ahead of an MPI's own -L, so a `-lmpi` of a wheel's MPICH linked
+    // Debian's Open MPI instead (a doctest of mpit-prof under MPICH 5 failed so).
     for lib in [
         root.join("lib/x86_64-linux-gnu"),
         root.join("lib"),
         root.join("lib64"),
     ] {
-        if lib.is_dir() {
+        if lib.is_dir() && root != std::path::Path::new("/usr") {
             println!("cargo::rustc-link-search=native={}", lib.display());
         }
     }
