@@ -156,8 +156,10 @@ fn any_applies(test: &str) -> bool {
     true
 }
 
-/// Open MPI 5's premise, proved once: both models refuse `prterun` at once (status 3, PRRTE
-/// named) and the job is left alone (the attached one ends 0; the launched one never ran).
+/// Open MPI 5's premise, proved once: through MPIR (`--via mpir`: by default the tool takes
+/// PMIx there, whose faults `mpir_attach.rs` tests) both models refuse `prterun` at once
+/// (status 3, PRRTE named) and the job is left alone (the attached one ends 0; the launched one
+/// never ran).
 fn ompi5_has_no_mpir() -> &'static str {
     static PREMISE: OnceLock<&'static str> = OnceLock::new();
     PREMISE.get_or_init(|| {
@@ -166,7 +168,7 @@ fn ompi5_has_no_mpir() -> &'static str {
         // Launch model: refused at the starter's entry point, the job never runs.
         let mut tool = Proc::spawn(
             Command::new(ATTACH)
-                .arg("--job-output")
+                .args(["--via", "mpir", "--job-output"])
                 .arg(&out)
                 .arg("--")
                 .args(job_argv(&app(), &["1"]))
@@ -188,7 +190,7 @@ fn ompi5_has_no_mpir() -> &'static str {
         let pid = job.pid().to_string();
         let mut tool = Proc::spawn(
             Command::new(ATTACH)
-                .args(["--pid", &pid])
+                .args(["--via", "mpir", "--pid", &pid])
                 .stdout(Stdio::null()),
         );
         let st = tool.wait_for(LIMIT);
@@ -198,8 +200,8 @@ fn ompi5_has_no_mpir() -> &'static str {
         let st = job.wait_for(LIMIT);
         assert!(st.success(), "the job: {st}");
         assert_eq!(own_rows(&read(&dir.join("job.out"))).len(), 3);
-        "its mpiexec (PRRTE's prterun) implements no MPIR (checked: the launch and the attach \
-         model refuse it with status 3 and leave the job alone)"
+        "its mpiexec (PRRTE's prterun) implements no MPIR (checked: `--via mpir` in the launch \
+         and the attach model is refused with status 3 and leaves the job alone)"
     })
 }
 
