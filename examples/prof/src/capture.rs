@@ -1509,15 +1509,14 @@ pub(crate) unsafe fn reduce_scatter_block(
     )
 }
 
-/// `MPI_IN_PLACE` in this build's header (MPICH's `(void *) -1`, Open MPI's `(void *) 1`).
-#[cfg(not(mpit_abi))]
-const IN_PLACE: usize = mpit_sys::consts::MPI_IN_PLACE_ADDRESS;
-#[cfg(mpit_abi)]
-const IN_PLACE: usize = mpi_sys::MPI_IN_PLACE as usize;
-
-/// Whether a collective's buffer argument is `MPI_IN_PLACE`.
+/// Whether a collective's buffer argument is `MPI_IN_PLACE` (MPICH's `(void *) -1`, Open
+/// MPI's `(void *) 1`: this build's header's, or the ABI's).
 fn in_place(buf: *const c_void) -> bool {
-    buf as usize == IN_PLACE
+    #[cfg(not(mpit_abi))]
+    let in_place = mpit_sys::consts::MPI_IN_PLACE_ADDRESS;
+    #[cfg(mpit_abi)]
+    let in_place = mpi_sys::MPI_IN_PLACE as usize;
+    buf as usize == in_place
 }
 
 /// The sum of `counts[..n]` elements of `t` in bytes.
