@@ -1071,6 +1071,12 @@ fn trace(bench: &Bench, label: &str, md: &mut String) -> Value {
     for run in 0..runs {
         for k in 0..configs.len() {
             let i = (run + k) % configs.len();
+            if configs[i] == Config::Trace {
+                // Each traced run must write its own trace: a run that wrote none (OTF2 once
+                // refused an existing archive, and the run went on untraced) fails the bench
+                // in `trace_bytes` instead of being timed as a traced one.
+                let _ = std::fs::remove_dir_all(trace_dir(bench));
+            }
             let out = bench.pingpong(
                 configs[i],
                 &["paired".into(), seconds.to_string(), blocks.to_string()],
@@ -1270,11 +1276,16 @@ fn trace_calls(bench: &Bench, prof: &Path, runs: usize, label: &str, md: &mut St
 }
 
 /// The last trace run's event files' bytes over the MpiSend records in it (both ranks).
-fn trace_bytes(bench: &Bench, prof: &Path) -> f64 {
-    let dir = bench
+/// Where the trace part's traced runs write their trace.
+fn trace_dir(bench: &Bench) -> PathBuf {
+    bench
         .work
         .join(format!("out-{}", Config::Trace.key()))
-        .join("trace");
+        .join("trace")
+}
+
+fn trace_bytes(bench: &Bench, prof: &Path) -> f64 {
+    let dir = trace_dir(bench);
     let events: u64 = std::fs::read_dir(dir.join("traces"))
         .unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())))
         .filter_map(|e| e.ok())
