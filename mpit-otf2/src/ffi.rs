@@ -734,6 +734,7 @@ mod imp {
             Ok(w)
         }
 
+        #[inline]
         pub fn enter(&mut self, loc: u64, t: u64, region: u32) -> Result<()> {
             let w = self.writer(loc)?;
             // SAFETY: a live event writer of this archive; no attribute list.
@@ -742,6 +743,7 @@ mod imp {
             })
         }
 
+        #[inline]
         pub fn leave(&mut self, loc: u64, t: u64, region: u32) -> Result<()> {
             let w = self.writer(loc)?;
             // SAFETY: as in `enter`.
@@ -750,6 +752,7 @@ mod imp {
             })
         }
 
+        #[inline]
         pub fn mpi_send(
             &mut self,
             loc: u64,
@@ -800,6 +803,7 @@ mod imp {
             })
         }
 
+        #[inline]
         pub fn mpi_recv(
             &mut self,
             loc: u64,

@@ -368,18 +368,21 @@ impl Archive {
     }
 
     /// `region` (a local id) entered at `t`.
+    #[inline]
     #[doc(alias = "OTF2_EvtWriter_Enter")]
     pub fn enter(&mut self, loc: LocationRef, t: u64, region: u32) -> Result<()> {
         self.raw.enter(loc.0, t, region)
     }
 
     /// `region` left at `t`.
+    #[inline]
     #[doc(alias = "OTF2_EvtWriter_Leave")]
     pub fn leave(&mut self, loc: LocationRef, t: u64, region: u32) -> Result<()> {
         self.raw.leave(loc.0, t, region)
     }
 
     /// A blocking send of `bytes` to rank `peer` of `comm` (a local id) with `tag`.
+    #[inline]
     #[doc(alias = "OTF2_EvtWriter_MpiSend")]
     pub fn mpi_send(&mut self, loc: LocationRef, t: u64, m: Msg) -> Result<()> {
         self.raw.mpi_send(loc.0, t, m.peer, m.comm, m.tag, m.bytes)
@@ -405,6 +408,7 @@ impl Archive {
     }
 
     /// A blocking receive of `bytes` from rank `peer` of `comm` completed.
+    #[inline]
     #[doc(alias = "OTF2_EvtWriter_MpiRecv")]
     pub fn mpi_recv(&mut self, loc: LocationRef, t: u64, m: Msg) -> Result<()> {
         self.raw.mpi_recv(loc.0, t, m.peer, m.comm, m.tag, m.bytes)
@@ -666,12 +670,14 @@ impl SerialArchive {
     }
 
     /// `region` entered at `t`.
+    #[inline]
     #[doc(alias = "OTF2_EvtWriter_Enter")]
     pub fn enter(&mut self, loc: LocationRef, t: u64, region: RegionRef) -> Result<()> {
         self.raw.enter(loc, t, region.0)
     }
 
     /// `region` left at `t`.
+    #[inline]
     #[doc(alias = "OTF2_EvtWriter_Leave")]
     pub fn leave(&mut self, loc: LocationRef, t: u64, region: RegionRef) -> Result<()> {
         self.raw.leave(loc, t, region.0)

@@ -16,8 +16,9 @@
 //! side; `MPI_Alltoallw`, `MPI_Reduce_scatter` and the non-blocking, persistent and
 //! neighbourhood collectives are regions only.
 //!
-//! Times are `CLOCK_MONOTONIC` nanoseconds (one clock for the processes of a node; the
-//! offsets to rank 0 are measured at the start and the end for the others).
+//! Times are the time stamp counter's ticks where it is invariant, else `CLOCK_MONOTONIC`
+//! nanoseconds ([`TraceClock`]; one clock for the processes of a node either way); the
+//! offsets to rank 0 are measured at the start and the end for the others.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -28,6 +29,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::atomic::{
     AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+    Ordering::SeqCst, compiler_fence,
 };
 
 #[cfg(mpit_abi)]
@@ -58,39 +60,122 @@ pub(crate) fn tracing() -> bool {
 
 /// The tracer, shared by the threads that call MPI: each block of records takes the lock
 /// (never across an MPI call), so one thread at a time writes, each onto its own location.
+///
 /// The lock is `holder`, the id of the thread inside (0: none): taking it uncontended is one
 /// compare-and-swap, and a thread re-entering sees its own id and is turned away instead of
-/// waiting for itself. A static, not a thread-local: a thread-local of a shared library
-/// costs a call per access (`__tls_get_addr`).
+/// waiting for itself. Until a second thread calls MPI, the thread that started the trace
+/// (`OWNER`, most programs' only one) does without it: it says it is inside by a plain store
+/// to `owner_in` and checks `SHARED`, the flag the first other thread sets; that thread then
+/// makes every thread of the process pass a full memory barrier (`membarrier(2)`'s
+/// `MEMBARRIER_CMD_PRIVATE_EXPEDITED`) and waits for `owner_in` to clear, so that either it
+/// sees the owner inside or the owner sees the flag, and from then on every thread takes
+/// `holder` (the asymmetric fence of liburcu and folly's `asymmetricHeavyBarrier`). The
+/// compare-and-swap is a `lock cmpxchg`, 7 ns here, and a traced call took the lock twice.
+/// A static, not a thread-local: a thread-local of a shared library costs a call per access
+/// (`__tls_get_addr`).
 struct TracerCell {
     holder: AtomicUsize,
+    owner_in: AtomicBool,
     tracer: RefCell<Option<Tracer>>,
 }
 
-// SAFETY: `tracer` is touched only by the thread whose id `holder` holds (`locked`, through
-// which `with`, `start` and `finish` go): one thread at a time, its accesses ordered after
-// the previous holder's by the Acquire of the swap and the Release of the unlock.
+// SAFETY: `tracer` is touched only by the thread that holds `holder`, or by the owner inside
+// its fast path while `SHARED` is clear (`locked`, through which `with`, `start` and `finish`
+// go): one thread at a time. Holders are ordered by the Acquire of the swap and the Release
+// of the unlock; the first other thread orders itself after the owner's fast path by the
+// process-wide barrier and the Acquire load of `owner_in` (the owner clears it with Release),
+// and the owner, once it sees `SHARED`, takes `holder` too.
 unsafe impl Sync for TracerCell {}
 
 static TRACER: TracerCell = TracerCell {
     holder: AtomicUsize::new(0),
+    owner_in: AtomicBool::new(false),
     tracer: RefCell::new(None),
 };
 /// The thread that started the trace (`glue::thread_id`), 0 before: its location is
 /// `Master thread`.
 static OWNER: AtomicUsize = AtomicUsize::new(0);
+/// A thread other than `OWNER` has used the tracer, or the process barrier is not available:
+/// every thread takes `holder` (never cleared).
+static SHARED: AtomicBool = AtomicBool::new(false);
 /// Call mode: the variables are read at every call too (the wrappers' test, without the
 /// tracer).
 static CALL_MODE: AtomicBool = AtomicBool::new(false);
 
+/// `membarrier(2)` commands (linux/membarrier.h).
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: c_int = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: c_int = 1 << 4;
+
+/// `membarrier(cmd, 0, 0)`: whether it succeeded.
+fn membarrier(cmd: c_int) -> bool {
+    // SAFETY: membarrier takes two integers and a CPU id and touches no memory of ours; an
+    // unknown command fails with EINVAL (Linux 4.3 and later; ENOSYS before).
+    unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0, 0) == 0 }
+}
+
+/// Registers the process for the owner's fast path (at the trace's start); where the kernel
+/// cannot, every thread takes `holder`.
+fn register_fast_path() {
+    if !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
+        SHARED.store(true, SeqCst);
+    }
+}
+
+/// The first thread other than the owner to use the tracer: every thread takes `holder`
+/// from now on, once the owner is out of its fast path.
+#[cold]
+#[inline(never)]
+fn share() {
+    if SHARED.swap(true, SeqCst) {
+        return;
+    }
+    // Registered at the start (else `SHARED` was set then): the owner's store of
+    // `owner_in` and its load of `SHARED` are ordered by a full barrier now.
+    if !membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) {
+        // Not seen after a successful registration; the owner's next calls see `SHARED`
+        // within its store buffer's drain, far below a scheduler quantum.
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    while TRACER.owner_in.load(Acquire) {
+        std::thread::yield_now();
+    }
+}
+
 /// `f` on the tracer, under its lock, as the calling thread `me` (the lock released however
-/// `f` ends); `None` when `me` holds it already.
+/// `f` ends); `None` when `me` holds it already, or before the trace has an owner.
+#[inline(always)]
 fn locked<R>(me: usize, f: impl FnOnce(&mut Option<Tracer>) -> R) -> Option<R> {
     struct Unlock;
     impl Drop for Unlock {
         fn drop(&mut self) {
             TRACER.holder.store(0, Release);
         }
+    }
+    struct OwnerOut;
+    impl Drop for OwnerOut {
+        fn drop(&mut self) {
+            TRACER.owner_in.store(false, Release);
+        }
+    }
+    let owner = OWNER.load(Relaxed);
+    if me == owner {
+        if TRACER.owner_in.load(Relaxed) {
+            return None;
+        }
+        TRACER.owner_in.store(true, Relaxed);
+        // The other side's barrier orders this store before the load below.
+        compiler_fence(SeqCst);
+        if !SHARED.load(Relaxed) {
+            let _out = OwnerOut;
+            let mut t = TRACER.tracer.try_borrow_mut().ok()?;
+            return Some(f(&mut t));
+        }
+        TRACER.owner_in.store(false, Release);
+    } else if owner == 0 {
+        // No trace has started: there is no tracer to use.
+        return None;
+    } else if !SHARED.load(Acquire) {
+        share();
     }
     if TRACER.holder.load(Relaxed) == me {
         return None;
@@ -151,6 +236,8 @@ struct Tracer {
     matched: HashMap<Key, Option<CommRef>>,
     next_request: u64,
     comm_labels: u32,
+    /// The trace's clock, for the MPI_T sources' times and the resolution at the end.
+    clock: TraceClock,
     /// The MPI_T event instances the engine keeps for the trace, and each source's clock.
     events: Option<Arc<TraceEvents>>,
     sources: Vec<SourceClock>,
@@ -172,8 +259,9 @@ struct Tracer {
     fresh: bool,
 }
 
-/// A source's timestamps on the trace's clock: one pair of readings at the start (the
-/// source's between two of ours, the narrowest of 8 brackets) and the source's rate.
+/// A source's timestamps on `CLOCK_MONOTONIC`: one pair of readings at the start (the
+/// source's between two of `CLOCK_MONOTONIC`, the narrowest of 8 brackets) and the source's
+/// rate ([`Mapping`] takes the result onto the trace's clock).
 #[derive(Clone, Copy)]
 struct SourceClock {
     ticks_per_second: u64,
@@ -241,8 +329,22 @@ fn key<H: Copy>(r: H) -> Key {
     Key(u64::from_ne_bytes(bits))
 }
 
-/// The time now: `CLOCK_MONOTONIC` in nanoseconds.
+/// The trace's clock is the time stamp counter ([`TraceClock`]); set before the trace starts.
+static TSC_CLOCK: AtomicBool = AtomicBool::new(false);
+
+/// The time now on the trace's clock: the time stamp counter's ticks, or `CLOCK_MONOTONIC`
+/// nanoseconds ([`TraceClock`] says which).
+#[inline(always)]
 pub(crate) fn now() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if TSC_CLOCK.load(Relaxed) {
+        return mpit_safe::raw::tsc();
+    }
+    monotonic()
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+fn monotonic() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -250,6 +352,142 @@ pub(crate) fn now() -> u64 {
     // SAFETY: a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     (ts.tv_sec as u64).wrapping_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
+/// `MPIT_PROF_TRACE_CLOCK`: `tsc` or `monotonic` (default: `tsc` where the CPU says its time
+/// stamp counter is invariant, else `monotonic`).
+pub(crate) const TRACE_CLOCK: &str = "MPIT_PROF_TRACE_CLOCK";
+
+/// The trace's clock. Where the CPU's time stamp counter is invariant (`constant_tsc` and
+/// `nonstop_tsc`), its ticks: a read is one instruction, 8 ns here against 18 ns for
+/// `clock_gettime`, and a traced call reads the clock twice. Its rate, the trace's timer
+/// resolution, is measured against `CLOCK_MONOTONIC` over the whole run (OTF2 writes it with
+/// the global definitions at the end). Elsewhere, `CLOCK_MONOTONIC` nanoseconds.
+///
+/// Times known on `CLOCK_MONOTONIC` (the MPI_T sources' readings) come onto the trace's clock
+/// through a fresh pair of readings of both clocks: `tsc_now - (mono_now - t) * rate`, where
+/// the rate's error (the readings' jitter over the time since the start) is multiplied by
+/// `mono_now - t`, itself shorter than that time, so the error stays within one reading's
+/// jitter however long the run.
+#[derive(Clone, Copy, Debug)]
+struct TraceClock {
+    tsc: bool,
+    /// A pair of readings at the start: `CLOCK_MONOTONIC` ns, the trace's clock.
+    mono0: u64,
+    ticks0: u64,
+    /// Ticks per nanosecond over a short calibration at the start, until the run is longer.
+    rate0: f64,
+}
+
+/// `CLOCK_MONOTONIC` times onto the trace's clock ([`TraceClock::mapping`]).
+#[derive(Clone, Copy, Debug)]
+enum Mapping {
+    Identity,
+    Tsc { mono: u64, ticks: u64, rate: f64 },
+}
+
+impl Mapping {
+    /// `t` (`CLOCK_MONOTONIC` ns) on the trace's clock; `None` before the counter's zero.
+    fn ticks(&self, t: u64) -> Option<u64> {
+        match *self {
+            Mapping::Identity => Some(t),
+            Mapping::Tsc { mono, ticks, rate } => {
+                let at = ticks as f64 - (mono as f64 - t as f64) * rate;
+                (at >= 0.0).then_some(at as u64)
+            }
+        }
+    }
+}
+
+/// The run's length before its own rate replaces the start's calibration.
+const CALIBRATED_NS: u64 = 1_000_000;
+
+impl TraceClock {
+    /// Chooses the clock (`MPIT_PROF_TRACE_CLOCK`, else the CPU's word) and takes the start's
+    /// readings; `Err` for a value that is neither `tsc` nor `monotonic`, or `tsc` where the
+    /// counter is not invariant.
+    fn start() -> Result<TraceClock, String> {
+        let invariant = crate::engine::invariant_tsc();
+        let tsc = match std::env::var(TRACE_CLOCK).ok().as_deref().map(str::trim) {
+            None | Some("") => invariant,
+            Some("monotonic") => false,
+            Some("tsc") if invariant => true,
+            Some("tsc") => {
+                return Err(format!(
+                    "{TRACE_CLOCK}=tsc: this CPU's time stamp counter is not invariant \
+                     (no constant_tsc and nonstop_tsc in /proc/cpuinfo)"
+                ));
+            }
+            Some(other) => {
+                return Err(format!(
+                    "{TRACE_CLOCK}={other}: expected `tsc` or `monotonic`"
+                ));
+            }
+        };
+        TSC_CLOCK.store(tsc, Relaxed);
+        let (mono0, ticks0) = Self::pair();
+        let mut clock = TraceClock {
+            tsc,
+            mono0,
+            ticks0,
+            rate0: 1.0,
+        };
+        if tsc {
+            while monotonic() < mono0 + CALIBRATED_NS {}
+            clock.rate0 = clock.rate(Self::pair());
+        }
+        Ok(clock)
+    }
+
+    /// A reading of `CLOCK_MONOTONIC` and one of the trace's clock at its middle: the
+    /// narrowest bracket of 4.
+    fn pair() -> (u64, u64) {
+        let mut best = (monotonic(), now(), u64::MAX);
+        for _ in 0..4 {
+            let before = monotonic();
+            let ticks = now();
+            let after = monotonic();
+            if after - before < best.2 {
+                best = (before / 2 + after / 2, ticks, after - before);
+            }
+        }
+        (best.0, best.1)
+    }
+
+    /// Ticks per nanosecond from the start to the readings `(mono, ticks)`.
+    fn rate(&self, (mono, ticks): (u64, u64)) -> f64 {
+        if !self.tsc {
+            return 1.0;
+        }
+        let ns = mono.saturating_sub(self.mono0);
+        if ns < CALIBRATED_NS {
+            return self.rate0;
+        }
+        ticks.saturating_sub(self.ticks0) as f64 / ns as f64
+    }
+
+    /// The map of `CLOCK_MONOTONIC` times onto the trace's clock now: one fresh pair of
+    /// readings (none on `CLOCK_MONOTONIC` itself).
+    fn mapping(&self) -> Mapping {
+        if !self.tsc {
+            return Mapping::Identity;
+        }
+        let (mono, ticks) = Self::pair();
+        Mapping::Tsc {
+            mono,
+            ticks,
+            rate: self.rate((mono, ticks)),
+        }
+    }
+
+    /// The trace's timer resolution: ticks per second over the run.
+    fn ticks_per_second(&self) -> u64 {
+        (self.rate(Self::pair()) * 1e9).round() as u64
+    }
+
+    fn name(&self) -> &'static str {
+        if self.tsc { "tsc" } else { "monotonic" }
+    }
 }
 
 /// Calls of one function before its region takes the trace's hot reference: a one-pass
@@ -373,10 +611,15 @@ impl Tracer {
     /// time swapped in (a thread's first call defines its location, `Thread N` in the order
     /// threads first called MPI; a thread id reused by a later thread continues its
     /// location).
+    #[inline(always)]
     fn switch_to(&mut self, id: usize) {
-        if self.thread == id {
-            return;
+        if self.thread != id {
+            self.switch_thread(id);
         }
+    }
+
+    #[inline(never)]
+    fn switch_thread(&mut self, id: usize) {
         let next = match self.parked.iter().position(|t| t.id == id) {
             Some(i) => self.parked.swap_remove(i),
             None => {
@@ -522,15 +765,15 @@ impl Tracer {
         else {
             return;
         };
-        let now = now();
+        let (now, mapping) = (now(), self.clock.mapping());
         while let Some(e) = q.queue.pop() {
-            self.event(&q, e, now);
+            self.event(&q, e, now, mapping);
             // A Leave after these is later than the call's end records.
             self.end = None;
         }
     }
 
-    fn event(&mut self, q: &TraceEvents, e: TracedEvent, now: u64) {
+    fn event(&mut self, q: &TraceEvents, e: TracedEvent, now: u64, mapping: Mapping) {
         let Some((name, elements)) = q.types.get(e.event as usize) else {
             return;
         };
@@ -591,6 +834,7 @@ impl Tracer {
             .timestamp
             .zip(e.source)
             .and_then(|(ts, s)| self.sources.get(s as usize)?.convert(ts))
+            .and_then(|mono| mapping.ticks(mono))
             .unwrap_or(now);
         let t = at.clamp(self.last, now.max(self.last));
 
@@ -800,18 +1044,24 @@ fn enter(function: usize) -> u64 {
 
 /// `Leave` of `function`'s region, after the events raised during the call.
 fn leave(function: usize) {
-    with(|t| {
-        t.call_pvars();
-        t.drain();
+    with(|t| t.leave(function));
+}
+
+impl Tracer {
+    /// `Leave` of `function`'s region, after the events raised during the call.
+    #[inline(always)]
+    fn leave(&mut self, function: usize) {
+        self.call_pvars();
+        self.drain();
         // At the call's end records' time when nothing came between (one timestamp fewer in
         // the trace: OTF2 writes a time only where it changes).
-        let t1 = t.end.take().unwrap_or_else(now);
-        t.pvars(t1);
-        if let Some(r) = t.region(function) {
-            t.sink.leave(t.loc, t1, r);
+        let t1 = self.end.take().unwrap_or_else(now);
+        self.pvars(t1);
+        if let Some(r) = self.region(function) {
+            self.sink.leave(self.loc, t1, r);
         }
-        t.last = t1;
-    });
+        self.last = t1;
+    }
 }
 
 /// What a call never made would return (never seen: see `around`).
@@ -834,8 +1084,11 @@ fn around(
     }
     let t0 = enter(function);
     let rc = glue::profiled(function, &mut call);
-    with(|t| after(t, rc, t0));
-    leave(function);
+    // The call's own records and its `Leave` under one taking of the lock.
+    with(|t| {
+        after(t, rc, t0);
+        t.leave(function);
+    });
     rc
 }
 
@@ -1763,6 +2016,7 @@ pub(crate) fn start(
     call_mode: bool,
 ) -> Result<(), String> {
     mpit_otf2::available().map_err(|e| e.to_string())?;
+    let clock = TraceClock::start()?;
     // SAFETY: a `static` of mpi-sys's C shim.
     let world = unsafe { mpi_sys::RSMPI_COMM_WORLD };
     let options = mpit_otf2::Options {
@@ -1771,8 +2025,8 @@ pub(crate) fn start(
         ..mpit_otf2::Options::default()
     };
     let mut sink = Otf2Sink::create(dir, world, host, options).map_err(|e| e.to_string())?;
-    sink.clock_resolution(1_000_000_000);
     sink.property("MPIT_PROF::MPI_T_EVENTS", about_events);
+    sink.property("MPIT_PROF::CLOCK", clock.name());
     // Each source's clock against the trace's: a reading of both, and the source's rate.
     let sources = match (&events, mpit_safe::Mpit::init()) {
         (Some(_), Ok(m)) => m
@@ -1783,11 +2037,11 @@ pub(crate) fn start(
                     .map(|i| {
                         // The source read between two readings of ours, 8 times: the
                         // narrowest bracket's middle is the moment of its reading.
-                        let (mut ticks0, mut t0, mut width) = (0, now(), u64::MAX);
+                        let (mut ticks0, mut t0, mut width) = (0, monotonic(), u64::MAX);
                         for _ in 0..8 {
-                            let before = now();
+                            let before = monotonic();
                             let ticks = m.source_timestamp(i.index).unwrap_or(0);
-                            let after = now();
+                            let after = monotonic();
                             if after - before < width {
                                 (ticks0, t0, width) =
                                     (ticks, before / 2 + after / 2, after - before);
@@ -1827,6 +2081,7 @@ pub(crate) fn start(
         matched: HashMap::new(),
         next_request: 0,
         comm_labels: 0,
+        clock,
         events,
         sources,
         classes: HashMap::new(),
@@ -1838,7 +2093,8 @@ pub(crate) fn start(
         fresh: false,
         end: None,
     };
-    OWNER.store(me, Relaxed);
+    register_fast_path();
+    OWNER.store(me, Release);
     CALL_MODE.store(call_mode, Relaxed);
     match locked(me, |c| *c = Some(tracer)) {
         Some(()) => {}
@@ -1874,6 +2130,7 @@ pub(crate) fn finish() -> Option<Result<Written, String>> {
         tracer.sink.property("MPIT_PROF::EVENT_TIMES_MOVED", &n);
     }
     let mut sink = tracer.sink;
+    sink.clock_resolution(tracer.clock.ticks_per_second());
     // SAFETY: a `static` of mpi-sys's C shim.
     let world = unsafe { mpi_sys::RSMPI_COMM_WORLD };
     let (mut rank, mut size) = (0, 1);
@@ -1885,6 +2142,16 @@ pub(crate) fn finish() -> Option<Result<Written, String>> {
     let offset = clock_offset(world, rank, size);
     sink.clock_offset(offset.0, offset.1, offset.2);
     Some(sink.finish().map_err(|e| e.to_string()))
+}
+
+/// The offset OTF2 adds to this rank's time `mine` to put it on rank 0's clock, which read
+/// `t0` before and `t1` after it: rank 0's time at the middle minus `mine`. OTF2's readers
+/// correct a time `t` to `t + offset` (interpolated between a location's offsets:
+/// `otf2_evt_reader_apply_clock_correction`, OTF2 3.0), as Score-P's synchronisation writes
+/// it (`offset = master time - local time`).
+fn offset_to_rank0(t0: u64, t1: u64, mine: u64) -> i64 {
+    let middle = t0 / 2 + t1 / 2 + (t0 % 2 + t1 % 2) / 2;
+    (i128::from(middle) - i128::from(mine)) as i64
 }
 
 /// This rank's clock against rank 0's, by ping-pong (rank 0 with each other rank in turn,
@@ -1937,10 +2204,27 @@ fn clock_offset(comm: MPI_Comm, rank: c_int, size: c_int) -> (u64, i64, f64) {
         let [t0, t1] = recv(0);
         let rtt = t1.saturating_sub(t0) as f64;
         if rtt < best.2 {
-            // Rank 0's clock read `(t0 + t1) / 2` when this rank's read `mine`.
-            let middle = t0 / 2 + t1 / 2;
-            best = (mine, mine as i64 - middle as i64, rtt / 2.0);
+            best = (mine, offset_to_rank0(t0, t1, mine), rtt / 2.0);
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::offset_to_rank0;
+
+    /// A rank whose clock is 4,000 ticks ahead of rank 0's, read at the middle of rank 0's
+    /// round trip, gets the offset that brings its times back: `t + offset` is rank 0's time.
+    #[test]
+    fn the_offset_puts_a_time_on_rank_0s_clock() {
+        let (t0, t1) = (1_000, 1_100);
+        let mine = 1_050 + 4_000;
+        let offset = offset_to_rank0(t0, t1, mine);
+        assert_eq!(offset, -4_000);
+        assert_eq!(mine as i64 + offset, 1_050);
+        // Behind by 7, and odd ends of the round trip.
+        assert_eq!(offset_to_rank0(11, 20, 8), 7);
+        assert_eq!(offset_to_rank0(u64::MAX - 1, u64::MAX, u64::MAX), -1);
+    }
 }

@@ -3,7 +3,8 @@
 //! ```text
 //! mpiexec -n 4 mpit-prof [--mode region|call] [--pvars REGEX] [--classes C,..]
 //!                        [--verbosity V] [--output DIR] [--progress] [--events]
-//!                        [--trace [--trace-buffer MIB]] -- ./app args
+//!                        [--trace [--trace-buffer MIB] [--trace-clock tsc|monotonic]]
+//!                        -- ./app args
 //! mpit-prof report [--trace] DIR
 //! mpit-prof diff DIR1 DIR2
 //! ```
@@ -57,7 +58,7 @@ const EXIT_STATUS: &str = "Exit status: when it runs a program, the program's (1
                   per-peer pvars, and ranks.json into the output directory. The options can also \
                   be given as MPIT_PROF_MODE, MPIT_PROF_PVARS, MPIT_PROF_CLASSES, \
                   MPIT_PROF_VERBOSITY, MPIT_PROF_OUTPUT, MPIT_PROF_PROGRESS, MPIT_PROF_EVENTS, \
-                  MPIT_PROF_TRACE and MPIT_PROF_TRACE_BUFFER.",
+                  MPIT_PROF_TRACE, MPIT_PROF_TRACE_BUFFER and MPIT_PROF_TRACE_CLOCK.",
     after_help = EXIT_STATUS,
     args_conflicts_with_subcommands = true
 )]
@@ -102,6 +103,10 @@ struct Run {
     /// buffer is flushed to its file, never dropped.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..))]
     trace_buffer: Option<u64>,
+    /// The trace's clock: `tsc` (the time stamp counter, the default where it is invariant)
+    /// or `monotonic` (CLOCK_MONOTONIC).
+    #[arg(long, value_name = "CLOCK", value_parser = ["tsc", "monotonic"])]
+    trace_clock: Option<String>,
     /// The program and its arguments, after `--`.
     #[arg(last = true, value_name = "PROGRAM")]
     program: Vec<OsString>,
@@ -256,6 +261,7 @@ fn launch(run: Run) -> ExitCode {
         "MPIT_PROF_TRACE_BUFFER",
         run.trace_buffer.map(|m| m.to_string()),
     );
+    set(&mut cmd, "MPIT_PROF_TRACE_CLOCK", run.trace_clock.clone());
     // `exec` keeps the pid: the program's own process (not its children, not a script's
     // interpreter's children) reports a missing MPI_Init.
     cmd.env("LD_PRELOAD", preload);

@@ -1520,3 +1520,126 @@ fn a_second_trace_replaces_the_first() {
         .count();
     assert_eq!(receives, 5, "{stderr}");
 }
+
+/// The trace's clock gives the program's time back: `tests/c/sleep_between.c` (2 ranks)
+/// prints, per rank, the `PMPI_Wtime` seconds between its first barrier's return and its
+/// second barrier's call (200 ms apart), and the trace's `Leave` of the one and `Enter` of
+/// the other are as far apart in seconds by its timer resolution (within 0.1% and 200 µs),
+/// on the default clock (the time stamp counter where `/proc/cpuinfo` says it is invariant,
+/// its rate measured over the run) and on `--trace-clock monotonic` (resolution 10^9); the
+/// archive's `MPIT_PROF::CLOCK` says which. A clock that is neither is refused with its
+/// name, and the program runs on untraced.
+#[test]
+fn the_trace_clock_gives_the_programs_time_back() {
+    let exe = compile("sleep_between");
+    let exe_s = exe.display().to_string();
+    let invariant = std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|s| {
+        let flags = s.lines().find(|l| l.starts_with("flags")).unwrap_or("");
+        ["constant_tsc", "nonstop_tsc"]
+            .iter()
+            .all(|f| flags.split_whitespace().any(|w| w == *f))
+    }) && cfg!(target_arch = "x86_64");
+    let script = r#"
+import sys, otf2
+with otf2.reader.open(sys.argv[1]) as trace:
+    print("resolution", trace.definitions.clock_properties.timer_resolution)
+    seen = {}
+    for loc, ev in trace.events:
+        if type(ev).__name__ in ("Enter", "Leave") and ev.region.name == "MPI_Barrier":
+            seen.setdefault(loc.group.name, []).append((type(ev).__name__, ev.time))
+    for group, times in sorted(seen.items()):
+        print(group.replace(" ", "_"), " ".join(f"{n}:{t}" for n, t in times))
+"#;
+    for (clock, args) in [
+        (if invariant { "tsc" } else { "monotonic" }, vec![]),
+        ("monotonic", vec!["--trace-clock", "monotonic"]),
+    ] {
+        let out = dir().join(format!("trace-clock-{}", args.len()));
+        let _ = std::fs::remove_dir_all(&out);
+        let out_s = out.display().to_string();
+        let mut all = vec![LAUNCHER, "--trace", "--output", &out_s];
+        all.extend(args.iter().copied());
+        all.extend(["--", &exe_s]);
+        let run = run_mpi(2, &all);
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            run.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let anchor = out.join("trace/traces.otf2");
+        let info = Command::new("otf2-print")
+            .arg("-I")
+            .arg(&anchor)
+            .output()
+            .expect("otf2-print");
+        let info = String::from_utf8_lossy(&info.stdout);
+        let named = info
+            .lines()
+            .skip_while(|l| !l.contains("MPIT_PROF::CLOCK"))
+            .nth(1)
+            .unwrap_or("");
+        assert!(
+            named.split_whitespace().last() == Some(clock),
+            "{clock}: {info}"
+        );
+        let text = python_on_trace(script, &anchor);
+        let resolution: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("resolution "))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("a timer resolution");
+        if clock == "monotonic" {
+            assert_eq!(resolution, 1e9, "{text}");
+        }
+        for rank in 0..2 {
+            let slept: f64 = stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("rank {rank}: ")))
+                .and_then(|l| l.trim_end_matches(" s").parse().ok())
+                .unwrap_or_else(|| panic!("rank {rank}'s line in {stdout}"));
+            let times: Vec<u64> = text
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("MPI_Rank_{rank} ")))
+                .unwrap_or_else(|| panic!("rank {rank}'s barriers in {text}"))
+                .split_whitespace()
+                .filter_map(|w| w.split_once(':')?.1.parse().ok())
+                .collect();
+            assert_eq!(times.len(), 4, "{text}");
+            let traced = (times[2] - times[1]) as f64 / resolution;
+            assert!(
+                traced >= slept * (1.0 - 1e-3) && traced <= slept * (1.0 + 1e-3) + 200e-6,
+                "{clock}, rank {rank}: the trace has {traced} s where the program measured \
+                 {slept} s ({text})"
+            );
+        }
+    }
+    // A clock that is neither: said, and the program runs on with its output.
+    let out = dir().join("trace-clock-bogus").display().to_string();
+    let run = run_mpi(
+        2,
+        &[
+            "env",
+            "MPIT_PROF_TRACE_CLOCK=sundial",
+            LAUNCHER,
+            "--trace",
+            "--output",
+            &out,
+            "--",
+            &exe_s,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("no trace: MPIT_PROF_TRACE_CLOCK=sundial: expected `tsc` or `monotonic`"),
+        "{stderr}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout)
+            .lines()
+            .filter(|l| l.starts_with("rank "))
+            .count(),
+        2
+    );
+}

@@ -96,7 +96,7 @@ impl Clock {
 
 /// Whether the CPU says its TSC ticks at a constant rate through frequency and sleep states.
 #[cfg(target_arch = "x86_64")]
-fn invariant_tsc() -> bool {
+pub(crate) fn invariant_tsc() -> bool {
     std::fs::read_to_string("/proc/cpuinfo")
         .map(|s| {
             let flags = s.lines().find(|l| l.starts_with("flags")).unwrap_or("");
@@ -104,4 +104,10 @@ fn invariant_tsc() -> bool {
             has("constant_tsc") && has("nonstop_tsc")
         })
         .unwrap_or(false)
+}
+
+/// Whether the CPU says its TSC ticks at a constant rate (no TSC off x86_64).
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn invariant_tsc() -> bool {
+    false
 }

@@ -76,6 +76,7 @@ pub use self::report::{Column, Elements, Metric, NodeKind, NodeReport, Report, S
 
 use self::calls::{FnStat, Hot, TIMING_DEPTH};
 use self::clock::Clock;
+pub(crate) use self::clock::invariant_tsc;
 pub use self::current::Current;
 use self::events::{EventCounts, Registrations};
 pub use self::events::{TRACED_ELEMENTS, TraceEvents, TracedEvent, TracedKind};

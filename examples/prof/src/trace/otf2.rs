@@ -48,6 +48,7 @@ struct Part {
     /// The earliest and the latest time seen (on rank 0's clock).
     start: u64,
     end: u64,
+    /// Rank 0's clock's ticks per second (0 from the others).
     resolution: u64,
     properties: Vec<(String, String)>,
     /// Records the ranks could not write.
@@ -313,7 +314,8 @@ impl Otf2Sink {
             }],
             start: self.start.unwrap_or(0),
             end: self.end,
-            resolution: self.resolution,
+            // Rank 0's: the other ranks' times come onto its clock by their offsets.
+            resolution: if self.rank == 0 { self.resolution } else { 0 },
             properties: self.properties.clone(),
             lost: self.lost,
         };
