@@ -2154,6 +2154,28 @@ fn offset_to_rank0(t0: u64, t1: u64, mine: u64) -> i64 {
     (i128::from(middle) - i128::from(mine)) as i64
 }
 
+/// What names the clock this rank reads: `[1, boot id...]` where the kernel's boot id
+/// (`/proc/sys/kernel/random/boot_id`) says which kernel keeps `CLOCK_MONOTONIC`, and, on the
+/// time stamp counter, only where the kernel keeps its own clock on it (its clocksource
+/// `tsc`: it checked at boot that the CPUs' counters agree); `[0, ...]` where that is not
+/// known (the offset is then measured).
+fn clock_identity() -> [u8; 40] {
+    let mut id = [0u8; 40];
+    let tsc_trusted = !TSC_CLOCK.load(Relaxed)
+        || std::fs::read_to_string(
+            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+        )
+        .is_ok_and(|c| c.trim() == "tsc");
+    if let Ok(boot) = std::fs::read_to_string("/proc/sys/kernel/random/boot_id") {
+        let boot = boot.trim().as_bytes();
+        if tsc_trusted && !boot.is_empty() && boot.len() < id.len() {
+            id[0] = 1;
+            id[1..=boot.len()].copy_from_slice(boot);
+        }
+    }
+    id
+}
+
 /// This rank's clock against rank 0's, by ping-pong (rank 0 with each other rank in turn,
 /// the round trip of 8 with the least delay kept): `(time, offset, half the round trip)`.
 /// Collective over `comm`.
@@ -2184,8 +2206,44 @@ fn clock_offset(comm: MPI_Comm, rank: c_int, size: c_int) -> (u64, i64, f64) {
         };
         v
     };
+    // Ranks that read rank 0's very clock get offset 0: measuring it would only add the
+    // ping-pong's noise (up to half a round trip, milliseconds on a loaded node).
+    let id = clock_identity();
+    let mut rank0 = id;
+    let uint8 = {
+        // SAFETY: a `const` of mpi-sys's C shim.
+        unsafe { mpi_sys::RSMPI_UINT8_T }
+    };
+    // SAFETY: `rank0.len()` bytes on every rank, rank 0's sent; valid communicator.
+    unsafe {
+        mpi_sys::PMPI_Bcast(
+            rank0.as_mut_ptr().cast(),
+            rank0.len() as c_int,
+            uint8,
+            0,
+            comm,
+        )
+    };
+    let shared = u8::from(id[0] == 1 && id == rank0);
+    let mut all = vec![0u8; if rank == 0 { size.max(0) as usize } else { 0 }];
+    // SAFETY: one byte from each rank into `size` bytes at rank 0 (none needed elsewhere).
+    unsafe {
+        mpi_sys::PMPI_Gather(
+            (&shared as *const u8).cast(),
+            1,
+            uint8,
+            all.as_mut_ptr().cast(),
+            1,
+            uint8,
+            0,
+            comm,
+        )
+    };
+    if rank != 0 && shared == 1 {
+        return (now(), 0, 0.0);
+    }
     if rank == 0 {
-        for peer in 1..size {
+        for peer in (1..size).filter(|&p| all.get(p as usize) != Some(&1)) {
             for _ in 0..ROUNDS {
                 let t0 = now();
                 send(&[t0, 0], peer);
