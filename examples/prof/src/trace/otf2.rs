@@ -45,7 +45,7 @@ struct RankDef {
 struct Part {
     tables: Tables,
     ranks: Vec<RankDef>,
-    /// The earliest and the latest time seen (on rank 0's clock).
+    /// The earliest (`u64::MAX`: none) and the latest time seen (on rank 0's clock).
     start: u64,
     end: u64,
     /// Rank 0's clock's ticks per second (0 from the others).
@@ -211,7 +211,8 @@ pub struct Otf2Sink {
     hot: Option<u32>,
     comms: Vec<CommDef>,
     metrics: Vec<MetricDef>,
-    start: Option<Time>,
+    /// The earliest record's time (`Time::MAX` before the first).
+    start: Time,
     end: Time,
     lost: u64,
     first_error: Option<mpit_otf2::Error>,
@@ -243,7 +244,7 @@ impl Otf2Sink {
             hot: None,
             comms: Vec::new(),
             metrics: Vec::new(),
-            start: None,
+            start: Time::MAX,
             end: 0,
             lost: 0,
             first_error: None,
@@ -255,20 +256,27 @@ impl Otf2Sink {
         mpit_otf2::LocationRef((u64::from(rank) << 32) | u64::from(l))
     }
 
+    /// `t` within the span of the records (two comparisons without a branch: every record).
+    #[inline(always)]
     fn seen(&mut self, t: Time) {
-        if self.start.is_none_or(|s| t < s) {
-            self.start = Some(t);
-        }
+        self.start = self.start.min(t);
         self.end = self.end.max(t);
     }
 
     /// Counts a record that could not be written and keeps the first error.
+    #[inline(always)]
     fn written(&mut self, t: Time, r: mpit_otf2::Result<()>) {
         self.seen(t);
         if let Err(e) = r {
-            self.lost += 1;
-            self.first_error.get_or_insert(e);
+            self.failed(e);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn failed(&mut self, e: mpit_otf2::Error) {
+        self.lost += 1;
+        self.first_error.get_or_insert(e);
     }
 
     fn msg(m: Message) -> Msg {
@@ -312,7 +320,7 @@ impl Otf2Sink {
                 host: self.host.clone(),
                 locations: self.locations.iter().cloned().zip(events.clone()).collect(),
             }],
-            start: self.start.unwrap_or(0),
+            start: self.start,
             end: self.end,
             // Rank 0's: the other ranks' times come onto its clock by their offsets.
             resolution: if self.rank == 0 { self.resolution } else { 0 },
@@ -410,7 +418,13 @@ fn globals(archive: &mut Archive, job: &Part) -> Result<(), TraceError> {
     let mut ranks = job.ranks.clone();
     ranks.sort_by_key(|r| r.rank);
     let mut g = archive.globals()?;
-    g.clock(job.resolution, job.start, job.end.saturating_sub(job.start))?;
+    // `u64::MAX`: no rank wrote a record.
+    let start = if job.start == u64::MAX {
+        job.end
+    } else {
+        job.start
+    };
+    g.clock(job.resolution, start, job.end.saturating_sub(start))?;
     for (i, (name, p, r)) in job.tables.regions.iter().enumerate() {
         g.region(i as u32, name, role(*r), paradigm(*p))?;
     }
