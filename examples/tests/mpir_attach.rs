@@ -510,6 +510,19 @@ mod pmix {
         assert_eq!(rows.len(), 3);
         // The job ran past MPI_Init (released): each rank printed its line, to stderr.
         assert_eq!(rows, own_rows(&String::from_utf8_lossy(&out.stderr)));
+        // Without --json the tool says how the release went: confirmed from /proc (each rank
+        // seen waiting in MPI_Init, then going on), not the fixed pause of the fallback.
+        let out = run(Command::new(TOOL)
+            .args(["--timeout", "30", "--"])
+            .arg(&mpiexec)
+            .args(["-n", "3"])
+            .arg(&app));
+        assert_eq!(out.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("stopped in init") && err.contains("each process seen going on"),
+            "{err}"
+        );
     }
 
     /// Paused after the read (`MPIR_ATTACH_TEST_PAUSE`): `SIGINT` to the tool is 130 with

@@ -1215,3 +1215,53 @@ pub fn attach(pid: i32, opts: &ToolOptions) -> Result<(Vec<PmixJob>, PathBuf), P
     }
     Ok((jobs, tool.library().to_path_buf()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(syscall: &str, switches: u64) -> MainThread {
+        MainThread {
+            syscall: syscall.to_owned(),
+            switches,
+            threads: 2,
+        }
+    }
+
+    #[test]
+    fn a_wait_counts_while_the_thread_stays_in_the_same_futex_call() {
+        let futex = format!(
+            "{} 0x7ffc9fcd5570 0x89 0x0 0x0 0x0 0xffffffff",
+            nix::libc::SYS_futex
+        );
+        assert!(at(&futex, 5).in_futex());
+        assert!(!at("running", 5).in_futex());
+        assert!(!at("230 0x0 0x0", 5).in_futex());
+        let t0 = Instant::now();
+        let mut slot = None;
+        assert_eq!(track(&mut slot, at(&futex, 5), t0), Some(Duration::ZERO));
+        let later = t0 + Duration::from_millis(150);
+        assert_eq!(
+            track(&mut slot, at(&futex, 5), later),
+            Some(Duration::from_millis(150))
+        );
+        // Woken and blocked again on the same word: a new wait.
+        assert_eq!(track(&mut slot, at(&futex, 6), later), Some(Duration::ZERO));
+        // Out of the futex call: no wait.
+        assert_eq!(track(&mut slot, at("running", 6), later), None);
+        assert!(slot.is_none());
+    }
+
+    #[test]
+    fn this_process_is_probed_and_a_missing_one_is_gone() {
+        let me = i64::from(std::process::id());
+        match probe(me) {
+            // Reading our own syscall file: the thread is running it.
+            Probe::At(m) => assert!(m.threads >= 1 && !m.syscall.is_empty(), "{m:?}"),
+            Probe::Blind => {}
+            Probe::Gone => panic!("this process is gone"),
+        }
+        assert!(matches!(probe(i64::from(i32::MAX)), Probe::Gone));
+        assert_eq!(tracer(me).map(|t| t >= 0), Some(true));
+    }
+}
