@@ -511,8 +511,13 @@ mod pmix {
         // The job ran past MPI_Init (released): each rank printed its line, to stderr.
         assert_eq!(rows, own_rows(&String::from_utf8_lossy(&out.stderr)));
         // Without --json the tool says how the release went: confirmed from /proc (each rank
-        // seen waiting in MPI_Init, then going on), not the fixed pause of the fallback.
+        // seen waiting in MPI_Init, then going on), not the fixed pause of the fallback. The
+        // job's output goes elsewhere: its writes and the tool's would share standard error.
+        let job_out =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpir-attach-pmix/launch-job.out");
         let out = run(Command::new(TOOL)
+            .arg("--job-output")
+            .arg(&job_out)
             .args(["--timeout", "30", "--"])
             .arg(&mpiexec)
             .args(["-n", "3"])
