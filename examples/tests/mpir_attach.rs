@@ -417,15 +417,13 @@ mod pmix {
         Some((mpiexec, app.clone()))
     }
 
-    #[test]
-    fn attach_lists_exactly_the_ranks_pids_hosts_and_executables() {
-        let Some((mpiexec, app)) = app("attach_lists_exactly_the_ranks") else {
-            return;
-        };
-        let mut job = Command::new(&mpiexec)
+    /// `mpiexec -n 3 APP SECS`, its standard output piped, once every rank has printed its
+    /// line (past `MPI_Init`); the lines.
+    fn running_job(mpiexec: &Path, app: &Path, secs: &str) -> (std::process::Child, String) {
+        let mut job = Command::new(mpiexec)
             .args(["-n", "3"])
-            .arg(&app)
-            .arg("5")
+            .arg(app)
+            .arg(secs)
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -434,6 +432,39 @@ mod pmix {
         for _ in 0..3 {
             reader.read_line(&mut lines).unwrap();
         }
+        (job, lines)
+    }
+
+    /// `mpir-attach ARGS` with `MPIR_ATTACH_TEST_PAUSE`, once it has said it pauses: the tool,
+    /// its standard error, and that line.
+    fn paused_tool<S: AsRef<std::ffi::OsStr>>(
+        args: &[S],
+    ) -> (
+        std::process::Child,
+        BufReader<std::process::ChildStderr>,
+        String,
+    ) {
+        let mut tool = Command::new(TOOL)
+            .args(args)
+            .env("MPIR_ATTACH_TEST_PAUSE", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(tool.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        assert!(line.contains("test pause"), "{line}");
+        (tool, err, line)
+    }
+
+    #[test]
+    fn attach_lists_exactly_the_ranks_pids_hosts_and_executables() {
+        let Some((mpiexec, app)) = app("attach_lists_exactly_the_ranks") else {
+            return;
+        };
+        let (mut job, lines) = running_job(&mpiexec, &app, "5");
         let pid = job.id().to_string();
         let out = run(Command::new(TOOL).args(["--json", "--pid", &pid]));
         assert_eq!(out.status.code(), Some(0));
@@ -479,6 +510,24 @@ mod pmix {
         assert_eq!(rows.len(), 3);
         // The job ran past MPI_Init (released): each rank printed its line, to stderr.
         assert_eq!(rows, own_rows(&String::from_utf8_lossy(&out.stderr)));
+        // Without --json the tool says how the release went: confirmed from /proc (each rank
+        // seen waiting in MPI_Init, then going on), not the fixed pause of the fallback. The
+        // job's output goes elsewhere: its writes and the tool's would share standard error.
+        let job_out =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpir-attach-pmix/launch-job.out");
+        let out = run(Command::new(TOOL)
+            .arg("--job-output")
+            .arg(&job_out)
+            .args(["--timeout", "30", "--"])
+            .arg(&mpiexec)
+            .args(["-n", "3"])
+            .arg(&app));
+        assert_eq!(out.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("stopped in init") && err.contains("each process seen going on"),
+            "{err}"
+        );
     }
 
     /// Paused after the read (`MPIR_ATTACH_TEST_PAUSE`): `SIGINT` to the tool is 130 with
@@ -491,29 +540,9 @@ mod pmix {
             return;
         };
         for case in ["sigint", "launcher dies"] {
-            let mut job = Command::new(&mpiexec)
-                .args(["-n", "3"])
-                .arg(&app)
-                .arg("30")
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut reader = BufReader::new(job.stdout.take().unwrap());
-            for _ in 0..3 {
-                reader.read_line(&mut String::new()).unwrap();
-            }
-            let mut tool = Command::new(TOOL)
-                .args(["--json", "--pid", &job.id().to_string()])
-                .env("MPIR_ATTACH_TEST_PAUSE", "1")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut err = BufReader::new(tool.stderr.take().unwrap());
-            let mut line = String::new();
-            err.read_line(&mut line).unwrap();
-            assert!(line.contains("test pause"), "{line}");
+            let (mut job, _) = running_job(&mpiexec, &app, "30");
+            // Its standard error stays open (read or not) until the tool has ended.
+            let (mut tool, _err, _) = paused_tool(&["--json", "--pid", &job.id().to_string()]);
             if case == "sigint" {
                 kill(Pid::from_raw(tool.id() as i32), Signal::SIGINT).unwrap();
             } else {
@@ -532,6 +561,127 @@ mod pmix {
                 "{case}"
             );
         }
+    }
+
+    /// The processes below `pid` now (through `/proc/PID/task/TID/children`).
+    fn process_tree(pid: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut todo = vec![pid];
+        while let Some(p) = todo.pop() {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+                continue;
+            };
+            for t in tasks.flatten() {
+                let children =
+                    std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+                for c in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+                    out.push(c);
+                    todo.push(c);
+                }
+            }
+        }
+        out
+    }
+
+    /// The state letter of `pid` in `/proc/PID/stat`, `None` once it is gone.
+    fn proc_state(pid: u32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(") ")?.1.chars().next()
+    }
+
+    /// `SIGINT` to `mpir-attach -- mpiexec -n 3 ./app` during the launch, with the ranks
+    /// waiting in `MPI_Init` before the release (`MPIR_ATTACH_TEST_PAUSE`): as in the MPIR
+    /// launch model, the signal is forwarded to the launcher, which ends its job as an
+    /// untraced `mpiexec` does on `SIGINT` (the reference beside it: status 1), and the tool
+    /// exits with the launcher's status. Nothing is printed on standard output, no rank was
+    /// released, and every process of the job has ended within 5 s, none left stopped.
+    #[test]
+    fn sigint_during_a_launch_is_forwarded_and_leaves_no_rank_behind() {
+        use std::io::Read;
+        use std::time::{Duration, Instant};
+
+        use nix::sys::signal::{Signal, kill};
+        use nix::unistd::Pid;
+        let Some((mpiexec, app)) = app("sigint_during_a_launch") else {
+            return;
+        };
+        let signal = |pid: u32| kill(Pid::from_raw(pid as i32), Signal::SIGINT).unwrap();
+        let (mut reference, _) = running_job(&mpiexec, &app, "30");
+        signal(reference.id());
+        let expected = reference.wait().unwrap().code();
+        assert_eq!(expected, Some(1), "an untraced mpiexec on SIGINT");
+
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpir-attach-pmix/sigint-job.out");
+        let mut args: Vec<std::ffi::OsString> = vec!["--job-output".into(), out.clone().into()];
+        args.extend(["--".into(), mpiexec.clone().into(), "-n".into(), "3".into()]);
+        args.extend([app.clone().into(), "30".into()]);
+        let (mut tool, mut err, line) = paused_tool(&args);
+        assert!(
+            line.contains("test pause") && line.contains("not released"),
+            "{line}"
+        );
+        let job = process_tree(tool.id());
+        let ranks: Vec<u32> = job
+            .iter()
+            .copied()
+            .filter(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == app))
+            .collect();
+        assert_eq!(ranks.len(), 3, "the launcher and 3 ranks: {job:?}");
+        signal(tool.id());
+        let t = Instant::now();
+        let status = loop {
+            if let Some(s) = tool.try_wait().unwrap() {
+                break s;
+            }
+            if t.elapsed() > Duration::from_secs(30) {
+                let _ = tool.kill();
+                panic!("the tool did not end within 30 s of the SIGINT");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let took = t.elapsed();
+        let mut rest = String::new();
+        err.read_to_string(&mut rest).unwrap();
+        let mut stdout = String::new();
+        tool.stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut stdout)
+            .unwrap();
+        println!("SIGINT during the launch: {status} after {took:?}\n{line}{rest}");
+        assert_eq!(status.code(), expected, "{rest}");
+        assert!(stdout.is_empty(), "printed: {stdout}");
+        assert!(
+            rest.contains("caught SIGINT: forwarded to the launcher (pid")
+                && rest.contains("before its processes were released")
+                && rest.contains("the job ended: exit status: 1"),
+            "{rest}"
+        );
+        let t = Instant::now();
+        loop {
+            let left: Vec<(u32, char)> = job
+                .iter()
+                .filter_map(|&p| Some((p, proc_state(p)?)))
+                .filter(|(_, s)| !matches!(s, 'Z' | 'X'))
+                .collect();
+            assert!(
+                left.iter().all(|(_, s)| !matches!(s, 'T' | 't')),
+                "stopped: {left:?}"
+            );
+            if left.is_empty() {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "left behind: {left:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let job_out = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            own_rows(&job_out).is_empty(),
+            "a rank got past MPI_Init: {job_out}"
+        );
     }
 
     #[test]

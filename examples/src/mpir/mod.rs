@@ -55,10 +55,17 @@
 //! had spawned: Open MPI 4.1 leaves a rank that was still in `PMIx_Init` waiting forever
 //! otherwise.
 //!
-//! `MPIR_ATTACH_TEST_PAUSE` (test-only, for `examples/tests/faults.rs`): if set, the attach
-//! model pauses after reading the table, before checking the starter once more and printing:
-//! it writes `mpir-attach: test pause: ...` to standard error and waits, for at most 10 s,
-//! for a line (or the end) of standard input or a caught signal.
+//! Through PMIx (Open MPI 5) the launch model forwards a signal caught before the release at
+//! once too: the launcher ends its job with its ranks still waiting in `MPI_Init` (Open MPI
+//! 5.0.11: exit 1, as without the tool), nothing is released or printed, and the tool exits
+//! with the launcher's status.
+//!
+//! `MPIR_ATTACH_TEST_PAUSE` (test-only, for `examples/tests/faults.rs` and
+//! `examples/tests/mpir_attach.rs`): if set, the attach model pauses after reading the table,
+//! before checking the starter once more and printing, and the PMIx launch model pauses with
+//! the job's processes waiting, before the release: it writes `mpir-attach: test pause: ...`
+//! to standard error and waits, for at most 10 s, for a line (or the end) of standard input or
+//! a caught signal.
 
 pub mod model;
 #[cfg(target_os = "linux")]
@@ -220,6 +227,20 @@ pub fn job_output(
     Ok((out, err))
 }
 
+/// What the launch model did with a caught signal, for the message: `who` is the process it
+/// launched (`starter`, `launcher`).
+#[cfg(target_os = "linux")]
+pub(crate) fn passed_on(i: mpir_types::os::Interrupt, who: &str, pid: i32) -> String {
+    if i.from_terminal {
+        format!(
+            "caught {} from the terminal, which sent it to the {who} (pid {pid}) too",
+            i.signal
+        )
+    } else {
+        format!("caught {}: forwarded to the {who} (pid {pid})", i.signal)
+    }
+}
+
 /// Test-only: a pause at `point` (`tool: test pause: POINT` on standard error), until a line
 /// or the end of standard input, a signal caught by `interrupts`, or 10 s; for the tests of
 /// `examples/tests/faults.rs`, through `MPIR_ATTACH_TEST_PAUSE` and `MQD_DUMP_TEST_PAUSE`.
@@ -274,7 +295,7 @@ pub(crate) mod imp {
 pub(crate) mod imp {
     use std::process::{ExitCode, ExitStatus};
 
-    use mpir_types::os::{Interrupt, Interrupts, attach, ended};
+    use mpir_types::os::{Interrupts, attach, ended};
 
     use super::model::Job;
     use super::{Args, Failure, empty_table, text};
@@ -286,21 +307,6 @@ pub(crate) mod imp {
             (Some(c), _) => c as u8,
             (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
             _ => super::status::FAILED,
-        }
-    }
-
-    /// What the launch model did with a caught signal, for the message.
-    fn passed_on(i: Interrupt, starter: i32) -> String {
-        if i.from_terminal {
-            format!(
-                "caught {} from the terminal, which sent it to the starter (pid {starter}) too",
-                i.signal
-            )
-        } else {
-            format!(
-                "caught {}: forwarded to the starter (pid {starter})",
-                i.signal
-            )
         }
     }
 
@@ -438,7 +444,7 @@ pub(crate) mod imp {
             (ToolError::StarterEnded { pid, status, .. }, Some(i)) => {
                 eprintln!(
                     "mpir-attach: {}; it ended ({status}) before the job was acquired",
-                    passed_on(i, pid)
+                    super::passed_on(i, "starter", pid)
                 );
                 Ok(ExitCode::from(status_of(status)))
             }
@@ -450,7 +456,7 @@ pub(crate) mod imp {
                 Err(e) => return ended_early(e),
             };
             if let Some(i) = interrupts.caught() {
-                eprintln!("mpir-attach: {}", passed_on(i, run.pid));
+                eprintln!("mpir-attach: {}", super::passed_on(i, "starter", run.pid));
             }
             if json {
                 let events: Vec<Event> = run.events.iter().map(Into::into).collect();
@@ -491,7 +497,10 @@ pub(crate) mod imp {
         let status = loop {
             let waited = launched.wait(Some(Duration::from_millis(100)));
             if let (false, Some(i)) = (told, interrupts.caught()) {
-                eprintln!("mpir-attach: {}", passed_on(i, launched.pid()));
+                eprintln!(
+                    "mpir-attach: {}",
+                    super::passed_on(i, "starter", launched.pid())
+                );
                 told = true;
             }
             match waited {

@@ -7,10 +7,11 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use mpir_types::os::{Interrupts, ended};
-use mpir_types::pmix::tool::{self, LaunchOptions, PmixError, StopAt, ToolOptions};
+use mpir_types::pmix::tool::{self, LaunchOptions, PmixError, PmixJob, StopAt, ToolOptions};
 
 use super::model::Job;
 use super::{Args, Failure, status, text};
@@ -132,17 +133,57 @@ pub fn attach(args: &Args, pid: i32, interrupts: &Interrupts) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
+/// The signal handler's proof, for [`pause_before_release`] (a plain `fn`).
+static INTERRUPTS: OnceLock<Interrupts> = OnceLock::new();
+
+/// `MPIR_ATTACH_TEST_PAUSE` in the launch model: a pause with the job's processes waiting in
+/// `MPI_Init`, before the release.
+fn pause_before_release(job: &PmixJob) {
+    if let Some(interrupts) = INTERRUPTS.get() {
+        super::test_pause(
+            "mpir-attach",
+            &format!(
+                "the {} processes of namespace {} wait, not released",
+                job.procs.len(),
+                job.nspace
+            ),
+            interrupts,
+        );
+    }
+}
+
 /// The launch model through PMIx: the job started stopped in `MPI_Init`, acquired, released,
-/// waited for; the exit status is the job's.
+/// waited for; the exit status is the job's. A signal caught before the release is passed on
+/// to the launcher at once, nothing is released, and the exit status is the launcher's.
 pub fn launch(args: &Args, interrupts: Interrupts) -> Result<ExitCode, Failure> {
     let (stdout, stderr) = super::job_output(args.job_output.as_deref()).map_err(Failure::tool)?;
+    let _ = INTERRUPTS.set(interrupts);
     let opts = LaunchOptions {
         tool: options(args),
         stop: StopAt::Init,
         stdout: Some(stdout),
         stderr: Some(stderr),
+        interrupts: Some(interrupts),
+        before_release: std::env::var_os(super::TEST_PAUSE)
+            .is_some()
+            .then_some(pause_before_release as fn(&PmixJob)),
     };
-    let mut launched = tool::launch(&args.command, opts)?;
+    let mut launched = match tool::launch(&args.command, opts) {
+        Ok(l) => l,
+        Err(PmixError::Interrupted {
+            pid,
+            interrupt,
+            status,
+        }) => {
+            eprintln!(
+                "mpir-attach: {}; it ended ({status}) before its processes were released",
+                super::passed_on(interrupt, "launcher", pid)
+            );
+            eprintln!("mpir-attach: the job ended: {status}");
+            return Ok(ExitCode::from(super::imp::status_of(status)));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let pid = launched.child.id() as i32;
     let job = Job::from_pmix(
         "launch",
@@ -152,17 +193,27 @@ pub fn launch(args: &Args, interrupts: Interrupts) -> Result<ExitCode, Failure> 
         &launched.library,
     );
     if !args.json {
+        let t = &launched.timings;
         eprintln!(
-            "mpir-attach: via PMIx ({}): stopped in init, namespace {}, released after {:.1} ms",
+            "mpir-attach: via PMIx ({}): stopped in init, namespace {}, released after {:.1} ms \
+             ({} sent, {})",
             launched.library.display(),
             launched.job.nspace,
-            launched.timings.released.map_or(0.0, super::model::ms)
+            t.released.map_or(0.0, super::model::ms),
+            t.releases,
+            if t.confirmed {
+                "each process seen going on"
+            } else {
+                "not confirmed"
+            }
         );
         print(args, &job);
     }
     let status = loop {
-        if let Some(sig) = interrupts.forward_to(pid) {
-            eprintln!("mpir-attach: caught {sig}: forwarded to the launcher (pid {pid})");
+        if let Some(i) = interrupts.caught()
+            && interrupts.forward_to(pid).is_some()
+        {
+            eprintln!("mpir-attach: {}", super::passed_on(i, "launcher", pid));
         }
         match launched.try_wait() {
             Ok(Some(s)) => break s,

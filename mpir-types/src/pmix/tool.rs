@@ -9,6 +9,48 @@
 //! [`PmixError::AlreadyUsed`]. Every call into libpmix runs on a thread of its own that the
 //! caller waits for with a deadline: a server that stops answering is
 //! [`PmixError::Timeout`], never a hang (the connection is then abandoned, not finalized).
+//!
+//! # The release in the launch model
+//!
+//! A process started with `--stop-in-init` registers, in `PMIx_Init`, a one-shot handler for
+//! `PMIX_DEBUGGER_RELEASE`, then notifies `PMIX_READY_FOR_DEBUG` to its server and waits. A
+//! release the server gets before that registration is lost: the process waits forever. The
+//! PMIx way to know that every process has registered is the `PMIX_READY_FOR_DEBUG` event
+//! PRRTE raises once the whole job has notified it; but PRRTE 3.0.14 (Open MPI 5.0.11's)
+//! sends it with range custom to the job's launch proxy only, the process that asked for the
+//! spawn: under `prterun`/`mpiexec` that is the launcher itself, never a tool that connected
+//! by pid. Measured: a tool registered for every event (no codes) and for
+//! `PMIX_READY_FOR_DEBUG`, `PMIX_LAUNCH_COMPLETE` and `PMIX_EVENT_JOB_START`, connected 1.6 s
+//! before the ranks reached `PMIx_Init`, received no event at all, with Debian's libpmix 4.2.2
+//! and with the wheel's 5.0.11, while the launcher's log (`--prtemca state_base_verbose 5`)
+//! shows the job reach `READY FOR DEBUG` and the event go to its own name. No query tells it
+//! either: the proc table's `state` is `PMIX_PROC_STATE_CONNECTED` (6) from the connection on,
+//! before the wait and after it, and no query reports a job's state.
+//!
+//! So the tool confirms the wait from `/proc` instead. `PMIx_Init`'s waits are futex waits of
+//! the process's main thread; the last one, for the release, lasts until the release comes,
+//! the ones before it (for the server's answers) 3 to 11 ms each (measured). The tool waits
+//! until each process's main thread has been in one futex wait, with the same system call
+//! line and no voluntary context switch, for 100 ms, with two threads at least (the PMIx
+//! progress thread); sends the release; and watches: a process that has started another
+//! thread (Open MPI 5's `MPI_Init` does, once `PMIx_Init` returns) or has ended is through,
+//! and one seen in a futex wait for 100 ms again is sent the release again (up to 5 in all;
+//! a release is harmless to processes already released: their handler was one-shot and the
+//! event is not for default handlers), until 300 ms pass without. Measured on the wheel, 3
+//! ranks: 8 of 8 launches released by the first release, 100 ms after the ranks settled;
+//! with the wait check disabled (the release at two threads), 2 of 10 first releases were
+//! lost and the second one, 100 ms later, released the job. [`PmixTimings::releases`] and
+//! [`PmixTimings::confirmed`] say what happened.
+//!
+//! `/proc/PID/syscall` needs ptrace access to the process (the launcher's processes are the
+//! tool's descendants: Yama's `ptrace_scope` 1 allows it, 2 and 3 do not). Without it the
+//! tool falls back to the fixed pause of its first version: two threads each, 300 ms, the
+//! release twice, 300 ms apart; [`PmixTimings::confirmed`] is then false.
+//!
+//! With [`StopAt::Exec`] the processes are stopped by `SIGSTOP` at exec (PRRTE traces the
+//! exec, then detaches leaving them stopped): the tool waits until each is stopped and no
+//! longer traced, and continues them with `SIGCONT` (measured: released 360 ms after the
+//! launcher started, 3 ranks; see [`StopAt::Exec`] for what PRRTE does with the exit status).
 
 use std::ffi::{CString, OsString};
 use std::os::fd::OwnedFd;
@@ -28,7 +70,7 @@ use super::abi::{
 };
 use super::decode::{PmixDecodeError, decode_namespaces, decode_proc_table, find_info_value};
 use super::ffi::{Arg, Pmix};
-use crate::os::{ProcessMemory, parent_pid, process_state};
+use crate::os::{Interrupt, Interrupts, ProcessMemory, parent_pid, process_state};
 use crate::proctable::{Limits, ProcDesc};
 
 /// The environment variable naming the libpmix to open, before any other.
@@ -143,6 +185,21 @@ pub enum PmixError {
         /// What the tool was waiting for.
         waiting_for: &'static str,
     },
+    /// A signal caught during a launch, before the release: the launcher got it (forwarded,
+    /// or from the terminal) and ended; nothing was released.
+    #[error(
+        "the launcher (pid {pid}) ended ({status}) after {} {}, before its processes were released",
+        .interrupt.signal,
+        if .interrupt.from_terminal { "reached it from the terminal" } else { "was forwarded to it" }
+    )]
+    Interrupted {
+        /// The launcher's pid.
+        pid: i32,
+        /// The signal the tool caught.
+        interrupt: Interrupt,
+        /// The launcher's exit status.
+        status: std::process::ExitStatus,
+    },
     /// The launcher could not be started, or another operating system error.
     #[error("{what}: {source}")]
     Io {
@@ -248,6 +305,9 @@ pub fn library_candidates(launcher: Option<i32>) -> Vec<PathBuf> {
     out.push(PathBuf::from(DEBIAN_LIBRARY));
     out
 }
+
+/// The longest a tool waits for `PMIx_tool_finalize`.
+const FINALIZE_LIMIT: Duration = Duration::from_secs(2);
 
 static USED: AtomicBool = AtomicBool::new(false);
 
@@ -540,9 +600,12 @@ impl Drop for PmixTool {
     fn drop(&mut self) {
         if !self.abandoned {
             let lib = self.lib;
-            let _ = bounded(self.timeout, "PMIx_tool_finalize", move || {
-                lib.tool_finalize()
-            });
+            // Short: the server may be ending too (a signal, the job's end).
+            let _ = bounded(
+                self.timeout.min(FINALIZE_LIMIT),
+                "PMIx_tool_finalize",
+                move || lib.tool_finalize(),
+            );
         }
     }
 }
@@ -576,10 +639,14 @@ fn decode_error(what: &str, source: PmixDecodeError) -> PmixError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopAt {
     /// In `PMIx_Init`, called by `MPI_Init` (`PMIX_DEBUG_STOP_IN_INIT`; PRRTE's
-    /// `--stop-in-init`).
+    /// `--stop-in-init`); released by `PMIX_DEBUGGER_RELEASE`.
     Init,
     /// At `exec` (`PMIX_DEBUG_STOP_ON_EXEC`; PRRTE's `--stop-on-exec`): stopped by `SIGSTOP`
-    /// for a debugger to attach with ptrace.
+    /// (PRRTE traces the exec, then detaches leaving the process stopped), for a debugger to
+    /// attach with ptrace; released by `SIGCONT`. PRRTE 3.0.14 (Open MPI 5.0.11) then loses
+    /// the job's exit status now and then: with rank 0 exiting 7, its `mpiexec --stop-on-exec`
+    /// exited 0 in 3 of 10 runs continued by hand with `kill -CONT`, no tool involved (7 in 6
+    /// of 6 without `--stop-on-exec`), so `mpir-attach` does not offer it.
     Exec,
 }
 
@@ -596,7 +663,8 @@ impl StopAt {
 /// How [`launch`] runs the job.
 #[derive(Debug)]
 pub struct LaunchOptions {
-    /// The connection's options; `timeout` also bounds the wait for the job's table.
+    /// The connection's options; `timeout` also bounds the wait for the job's table and for
+    /// its processes to wait where [`LaunchOptions::stop`] says.
     pub tool: ToolOptions,
     /// Where the processes wait until the release.
     pub stop: StopAt,
@@ -604,6 +672,15 @@ pub struct LaunchOptions {
     pub stdout: Option<OwnedFd>,
     /// The launcher's standard error (default: the tool's).
     pub stderr: Option<OwnedFd>,
+    /// If set, a `SIGINT` or `SIGTERM` caught before the release ends the launch: the signal
+    /// is forwarded to the launcher (unless it came from the terminal, which sent it to the
+    /// launcher too), nothing is released, and [`launch`] waits for the launcher to end and
+    /// returns [`PmixError::Interrupted`] with its status. After the release the caller
+    /// forwards them ([`Interrupts::forward_to`]).
+    pub interrupts: Option<Interrupts>,
+    /// Called with the job once every process waits where [`LaunchOptions::stop`] says, just
+    /// before the release (which waits for it to return).
+    pub before_release: Option<fn(&PmixJob)>,
 }
 
 impl Default for LaunchOptions {
@@ -613,6 +690,8 @@ impl Default for LaunchOptions {
             stop: StopAt::Init,
             stdout: None,
             stderr: None,
+            interrupts: None,
+            before_release: None,
         }
     }
 }
@@ -624,8 +703,15 @@ pub struct PmixTimings {
     pub connected: Option<Duration>,
     /// The job's table was read.
     pub acquired: Option<Duration>,
-    /// The release was sent.
+    /// Every process was seen waiting where [`LaunchOptions::stop`] says.
+    pub waiting: Option<Duration>,
+    /// The (first) release was sent.
     pub released: Option<Duration>,
+    /// How many times the release was sent: again to processes seen still waiting after it.
+    pub releases: u32,
+    /// The release was confirmed from `/proc`, not assumed (see the module documentation:
+    /// without read access to `/proc/PID/syscall` the tool falls back to a fixed pause).
+    pub confirmed: bool,
 }
 
 /// A job launched under the tool, acquired and released.
@@ -687,12 +773,319 @@ fn has_children(pid: i32) -> bool {
     })
 }
 
+/// How long a process's main thread must stay in one futex wait, unchanged, for the tool to
+/// take it for `PMIx_Init`'s wait for the release. The waits before it (for the server's
+/// answers to the connection, the event registration and `PMIX_READY_FOR_DEBUG`) lasted
+/// 3 to 11 ms each (measured: the 5.0.11 wheel, 2 cores).
+const SETTLED: Duration = Duration::from_millis(100);
+/// After the last release sent, how long the tool watches for a process that still waits.
+const QUIET: Duration = Duration::from_millis(300);
+/// At most this many releases (each one is harmless to processes already released: their
+/// handler is one-shot and the event is not for default handlers).
+const MAX_RELEASES: u32 = 5;
+/// The period of the tool's looks at `/proc`.
+const POLL: Duration = Duration::from_millis(10);
+
+/// What `/proc` shows of a process's main thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct MainThread {
+    /// `/proc/PID/task/PID/syscall`: the system call and its arguments, or `running`.
+    syscall: String,
+    /// Its voluntary context switches: unchanged for as long as it stays blocked.
+    switches: u64,
+    /// The number of threads of the process.
+    threads: usize,
+}
+
+impl MainThread {
+    fn in_futex(&self) -> bool {
+        self.syscall
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse::<nix::libc::c_long>().ok())
+            == Some(nix::libc::SYS_futex)
+    }
+}
+
+enum Probe {
+    /// The process has ended (or is a zombie).
+    Gone,
+    /// `/proc/PID/syscall` is not readable (it needs ptrace access to the process).
+    Blind,
+    At(MainThread),
+}
+
+fn probe(pid: i64) -> Probe {
+    if check_process(pid as i32).is_err() {
+        return Probe::Gone;
+    }
+    let task = format!("/proc/{pid}/task/{pid}");
+    let switches = std::fs::read_to_string(format!("{task}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse().ok())
+        });
+    match (std::fs::read_to_string(format!("{task}/syscall")), switches) {
+        (Ok(s), Some(switches)) if !s.trim().is_empty() => Probe::At(MainThread {
+            syscall: s.trim().to_owned(),
+            switches,
+            threads: threads(pid),
+        }),
+        _ if check_process(pid as i32).is_err() => Probe::Gone,
+        _ => Probe::Blind,
+    }
+}
+
+/// A main thread seen in one futex wait, unchanged, since `since`.
+#[derive(Clone, Debug)]
+struct Wait {
+    at: MainThread,
+    since: Instant,
+}
+
+/// How long `seen` has been in the futex wait `slot` records (updating it), or `None` if it
+/// is not in a futex wait.
+fn track(slot: &mut Option<Wait>, seen: MainThread, now: Instant) -> Option<Duration> {
+    if !seen.in_futex() {
+        *slot = None;
+        return None;
+    }
+    match slot {
+        Some(w) if w.at == seen => Some(now - w.since),
+        _ => {
+            *slot = Some(Wait {
+                at: seen,
+                since: now,
+            });
+            Some(Duration::ZERO)
+        }
+    }
+}
+
+/// The `TracerPid` of process `pid`, if it can be read.
+fn tracer(pid: i64) -> Option<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("TracerPid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Why a launch stopped before the release.
+enum Halt {
+    Failed(PmixError),
+    Interrupted(Interrupt),
+}
+
+impl From<PmixError> for Halt {
+    fn from(e: PmixError) -> Halt {
+        Halt::Failed(e)
+    }
+}
+
+/// The launcher and the limits of a launch.
+struct Watch<'c> {
+    child: &'c mut Child,
+    start: Instant,
+    hook: Option<fn(&PmixJob)>,
+    deadline: Instant,
+    timeout: Duration,
+    interrupts: Option<Interrupts>,
+}
+
+impl Watch<'_> {
+    /// Err if a signal was caught, the launcher ended (before `ended_before`) or the deadline
+    /// passed (waiting for `waiting_for`).
+    fn check(&mut self, ended_before: &'static str, waiting_for: &'static str) -> Result<(), Halt> {
+        if let Some(i) = self.interrupts.as_ref().and_then(Interrupts::caught) {
+            return Err(Halt::Interrupted(i));
+        }
+        if let Some(e) = launcher_gone(self.child, ended_before) {
+            return Err(e.into());
+        }
+        if Instant::now() > self.deadline {
+            return Err(PmixError::Timeout {
+                waiting_for,
+                after: self.timeout,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Every process waits: records when, calls the hook, and checks once more.
+    fn before_release(&mut self, job: &PmixJob, timings: &mut PmixTimings) -> Result<(), Halt> {
+        timings.waiting = Some(self.start.elapsed());
+        if let Some(hook) = self.hook {
+            hook(job);
+        }
+        self.check(
+            "its processes were released",
+            "the processes to be released",
+        )
+    }
+
+    fn launcher_ended(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+}
+
+/// The release of processes held in `PMIx_Init`. Waits until each one's main thread has been
+/// in one futex wait for [`SETTLED`] (with its PMIx progress thread: two threads at least);
+/// sends `PMIX_DEBUGGER_RELEASE`; then sends it again, up to [`MAX_RELEASES`] in all, while a
+/// process that has not gone on (no new thread, not ended) is seen in one futex wait for
+/// [`SETTLED`] after the last one, until [`QUIET`] passes without. Without read access to
+/// `/proc/PID/syscall`: the fixed pause of earlier versions (two threads each, 300 ms, the
+/// release twice, 300 ms apart).
+fn release_from_init(
+    tool: &mut PmixTool,
+    job: &PmixJob,
+    watch: &mut Watch<'_>,
+    timings: &mut PmixTimings,
+) -> Result<(), Halt> {
+    let pids: Vec<i64> = job.procs.iter().map(|p| p.pid).collect();
+    let mut waits: Vec<Option<Wait>> = vec![None; pids.len()];
+    let mut blind = false;
+    loop {
+        let now = Instant::now();
+        let mut settled = 0;
+        for (slot, &pid) in waits.iter_mut().zip(&pids) {
+            match probe(pid) {
+                Probe::At(m) if m.threads >= 2 => {
+                    if track(slot, m, now).is_some_and(|d| d >= SETTLED) {
+                        settled += 1;
+                    }
+                }
+                Probe::At(_) | Probe::Gone => *slot = None,
+                Probe::Blind => blind = true,
+            }
+        }
+        if blind || settled == pids.len() {
+            break;
+        }
+        watch.check(
+            "its processes waited in PMIx_Init",
+            "the processes to wait in PMIx_Init",
+        )?;
+        std::thread::sleep(POLL);
+    }
+    if blind {
+        while !pids.iter().all(|&p| threads(p) >= 2) {
+            watch.check(
+                "its processes reached PMIx_Init",
+                "the processes to reach PMIx_Init",
+            )?;
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    watch.before_release(job, timings)?;
+    tool.release(&job.nspace)?;
+    timings.released = Some(watch.start.elapsed());
+    timings.releases = 1;
+    if blind {
+        std::thread::sleep(Duration::from_millis(300));
+        tool.release(&job.nspace)?;
+        timings.releases = 2;
+        return Ok(());
+    }
+    // The number of threads each waited with: one more is MPI_Init going on (Open MPI 5
+    // starts a third thread once PMIx_Init has returned).
+    let base: Vec<usize> = waits
+        .iter()
+        .map(|w| w.as_ref().map_or(2, |w| w.at.threads))
+        .collect();
+    let mut through = vec![false; pids.len()];
+    waits.iter_mut().for_each(|w| *w = None);
+    let mut last = Instant::now();
+    loop {
+        std::thread::sleep(POLL);
+        let now = Instant::now();
+        let mut stuck = false;
+        for (i, &pid) in pids.iter().enumerate() {
+            if through[i] {
+                continue;
+            }
+            match probe(pid) {
+                Probe::Gone | Probe::Blind => through[i] = true,
+                Probe::At(m) if m.threads > base[i] => through[i] = true,
+                Probe::At(m) => {
+                    if track(&mut waits[i], m, now).is_some_and(|d| d >= SETTLED) {
+                        stuck = true;
+                    }
+                }
+            }
+        }
+        if through.iter().all(|t| *t) || watch.launcher_ended() {
+            break;
+        }
+        if stuck {
+            if timings.releases >= MAX_RELEASES {
+                break;
+            }
+            tool.release(&job.nspace)?;
+            timings.releases += 1;
+            last = Instant::now();
+            waits.iter_mut().for_each(|w| *w = None);
+        } else if now - last >= QUIET {
+            break;
+        }
+    }
+    timings.confirmed = through.iter().all(|t| *t);
+    Ok(())
+}
+
+/// The release of processes stopped at exec: waits until each one is stopped (`T`) and no
+/// longer traced (PRRTE has detached from it), then sends `SIGCONT` to those still stopped
+/// until none is (up to [`MAX_RELEASES`] rounds, [`SETTLED`] apart).
+fn release_from_exec(
+    job: &PmixJob,
+    watch: &mut Watch<'_>,
+    timings: &mut PmixTimings,
+) -> Result<(), Halt> {
+    let pids: Vec<i64> = job.procs.iter().map(|p| p.pid).collect();
+    let stopped = |pid: i64| matches!(process_state(pid as i32), Ok('T'));
+    while !pids.iter().all(|&p| stopped(p) && tracer(p) == Some(0)) {
+        watch.check(
+            "its processes were stopped at exec",
+            "the processes to stop at exec",
+        )?;
+        std::thread::sleep(POLL);
+    }
+    watch.before_release(job, timings)?;
+    timings.released = Some(watch.start.elapsed());
+    while timings.releases < MAX_RELEASES {
+        for &p in pids.iter().filter(|&&p| stopped(p)) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(p as i32),
+                nix::sys::signal::Signal::SIGCONT,
+            );
+        }
+        timings.releases += 1;
+        let until = Instant::now() + SETTLED;
+        while Instant::now() < until && pids.iter().any(|&p| stopped(p)) {
+            std::thread::sleep(POLL);
+        }
+        if !pids.iter().any(|&p| stopped(p)) {
+            timings.confirmed = true;
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// The launch model through PMIx: runs `command` (a PRRTE launcher: `prterun`, Open MPI 5's
 /// `mpiexec`) with [`StopAt::option`] inserted after the program, so that its processes wait
-/// for the debugger release; connects once the launcher has started them; waits (within the
-/// timeout) for a job whose processes all exist; releases it; returns with the launcher
-/// running and the tool connected until the result is dropped. The caller waits for the
-/// launcher (`child`). On an error the launcher is killed.
+/// for the release; connects once the launcher has started them; waits (within the timeout)
+/// for a job whose processes all exist and then for each of them to wait; releases them
+/// (see the module documentation); returns with the launcher running and the tool connected
+/// until the result is dropped. The caller waits for the launcher (`child`). On an error the
+/// launcher is killed; on a caught signal ([`LaunchOptions::interrupts`]) it gets the signal
+/// and is waited for ([`PmixError::Interrupted`]).
 pub fn launch(command: &[OsString], opts: LaunchOptions) -> Result<PmixLaunched, PmixError> {
     let (program, rest) = command
         .split_first()
@@ -710,24 +1103,17 @@ pub fn launch(command: &[OsString], opts: LaunchOptions) -> Result<PmixLaunched,
         what: format!("cannot execute {}", program.to_string_lossy()),
         source: e,
     })?;
-    let run = |child: &mut Child| -> Result<(PmixJob, PmixTool, PmixTimings), PmixError> {
-        let pid = child.id() as i32;
-        let deadline = start + opts.tool.timeout;
+    let pid = child.id() as i32;
+    let timeout = opts.tool.timeout;
+    let (tool_opts, stop, interrupts) = (&opts.tool, opts.stop, opts.interrupts);
+    let run = |watch: &mut Watch<'_>| -> Result<(PmixJob, PmixTool, PmixTimings), Halt> {
         // The server is up once the launcher spawns: connect then (once per process).
         while !has_children(pid) {
-            if let Some(e) = launcher_gone(child, "it started its job") {
-                return Err(e);
-            }
-            if Instant::now() > deadline {
-                return Err(PmixError::Timeout {
-                    waiting_for: "the launcher to start its job",
-                    after: opts.tool.timeout,
-                });
-            }
+            watch.check("it started its job", "the launcher to start its job")?;
             std::thread::sleep(Duration::from_millis(20));
         }
         let mut timings = PmixTimings::default();
-        let mut tool = PmixTool::connect(Server::Pid(pid), &opts.tool)?;
+        let mut tool = PmixTool::connect(Server::Pid(pid), tool_opts)?;
         timings.connected = Some(start.elapsed());
         let job = loop {
             let jobs = tool.jobs()?;
@@ -738,40 +1124,33 @@ pub fn launch(command: &[OsString], opts: LaunchOptions) -> Result<PmixLaunched,
             }) {
                 break job;
             }
-            if let Some(e) = launcher_gone(child, "its job was acquired") {
-                return Err(e);
-            }
-            if Instant::now() > deadline {
-                return Err(PmixError::NoJob {
-                    server: tool.server().to_string(),
-                });
+            match watch.check("its job was acquired", "its job") {
+                Err(Halt::Failed(PmixError::Timeout { .. })) => {
+                    return Err(PmixError::NoJob {
+                        server: tool.server().to_string(),
+                    }
+                    .into());
+                }
+                r => r?,
             }
             std::thread::sleep(Duration::from_millis(50));
         };
         timings.acquired = Some(start.elapsed());
-        // A release sent before a rank has registered for it in PMIx_Init is lost (the event
-        // is not cached for later handlers): wait for each rank's PMIx progress thread (a
-        // second thread), let the registration follow, and send it twice.
-        while !job.procs.iter().all(|p| threads(p.pid) >= 2) {
-            if let Some(e) = launcher_gone(child, "its processes reached PMIx_Init") {
-                return Err(e);
-            }
-            if Instant::now() > deadline {
-                return Err(PmixError::Timeout {
-                    waiting_for: "the processes to reach PMIx_Init",
-                    after: opts.tool.timeout,
-                });
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        match stop {
+            StopAt::Init => release_from_init(&mut tool, &job, watch, &mut timings)?,
+            StopAt::Exec => release_from_exec(&job, watch, &mut timings)?,
         }
-        std::thread::sleep(Duration::from_millis(300));
-        tool.release(&job.nspace)?;
-        std::thread::sleep(Duration::from_millis(300));
-        tool.release(&job.nspace)?;
-        timings.released = Some(start.elapsed());
         Ok((job, tool, timings))
     };
-    match run(&mut child) {
+    let mut watch = Watch {
+        child: &mut child,
+        start,
+        hook: opts.before_release,
+        deadline: start + timeout,
+        timeout,
+        interrupts,
+    };
+    match run(&mut watch) {
         Ok((job, tool, timings)) => Ok(PmixLaunched {
             child,
             job,
@@ -779,10 +1158,41 @@ pub fn launch(command: &[OsString], opts: LaunchOptions) -> Result<PmixLaunched,
             timings,
             tool: Some(tool),
         }),
-        Err(e) => {
+        Err(Halt::Failed(e)) => {
             let _ = child.kill();
             let _ = child.wait();
             Err(e)
+        }
+        // The tool has disconnected (dropped with `run`'s state): the launcher can end.
+        Err(Halt::Interrupted(interrupt)) => {
+            if let Some(i) = interrupts {
+                i.forward_to(pid);
+            }
+            let until = Instant::now() + timeout;
+            let status = loop {
+                match child.try_wait() {
+                    Ok(Some(s)) => break Some(s),
+                    Ok(None) if Instant::now() < until => {
+                        std::thread::sleep(Duration::from_millis(20))
+                    }
+                    _ => break None,
+                }
+            };
+            let status = match status {
+                Some(s) => s,
+                None => {
+                    let _ = child.kill();
+                    child.wait().map_err(|e| PmixError::Io {
+                        what: "waiting for the launcher".into(),
+                        source: e,
+                    })?
+                }
+            };
+            Err(PmixError::Interrupted {
+                pid,
+                interrupt,
+                status,
+            })
         }
     }
 }
@@ -804,4 +1214,54 @@ pub fn attach(pid: i32, opts: &ToolOptions) -> Result<(Vec<PmixJob>, PathBuf), P
         });
     }
     Ok((jobs, tool.library().to_path_buf()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(syscall: &str, switches: u64) -> MainThread {
+        MainThread {
+            syscall: syscall.to_owned(),
+            switches,
+            threads: 2,
+        }
+    }
+
+    #[test]
+    fn a_wait_counts_while_the_thread_stays_in_the_same_futex_call() {
+        let futex = format!(
+            "{} 0x7ffc9fcd5570 0x89 0x0 0x0 0x0 0xffffffff",
+            nix::libc::SYS_futex
+        );
+        assert!(at(&futex, 5).in_futex());
+        assert!(!at("running", 5).in_futex());
+        assert!(!at("230 0x0 0x0", 5).in_futex());
+        let t0 = Instant::now();
+        let mut slot = None;
+        assert_eq!(track(&mut slot, at(&futex, 5), t0), Some(Duration::ZERO));
+        let later = t0 + Duration::from_millis(150);
+        assert_eq!(
+            track(&mut slot, at(&futex, 5), later),
+            Some(Duration::from_millis(150))
+        );
+        // Woken and blocked again on the same word: a new wait.
+        assert_eq!(track(&mut slot, at(&futex, 6), later), Some(Duration::ZERO));
+        // Out of the futex call: no wait.
+        assert_eq!(track(&mut slot, at("running", 6), later), None);
+        assert!(slot.is_none());
+    }
+
+    #[test]
+    fn this_process_is_probed_and_a_missing_one_is_gone() {
+        let me = i64::from(std::process::id());
+        match probe(me) {
+            // Reading our own syscall file: the thread is running it.
+            Probe::At(m) => assert!(m.threads >= 1 && !m.syscall.is_empty(), "{m:?}"),
+            Probe::Blind => {}
+            Probe::Gone => panic!("this process is gone"),
+        }
+        assert!(matches!(probe(i64::from(i32::MAX)), Probe::Gone));
+        assert_eq!(tracer(me).map(|t| t >= 0), Some(true));
+    }
 }
