@@ -38,13 +38,39 @@ use mpit_safe::{Bind, DerivedMetric, PvarClass, RawObject};
 
 const FUNCS: &[&str] = &["MPI_Send", "MPI_Recv", "MPI_Barrier"];
 
-/// Counts a run that a busy machine disturbed (to be repeated); fails at the 20th.
-fn one_more_disturbed(disturbed: &mut u32) {
-    *disturbed += 1;
+/// Runs a busy machine disturbed, and since when.
+struct Disturbed {
+    runs: u32,
+    since: std::time::Instant,
+}
+
+impl Disturbed {
+    fn new() -> Disturbed {
+        Disturbed {
+            runs: 0,
+            since: std::time::Instant::now(),
+        }
+    }
+}
+
+/// How long disturbed runs are repeated: a suite builds mpich-ev beside its tests on the same
+/// two cores, and a run takes milliseconds, so a count of runs gave up within a second of
+/// such a burst (20 of 20 disturbed under the suite's Intel MPI tests).
+const DISTURBED_FOR: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Counts a run that a busy machine disturbed (to be repeated after a pause that grows to
+/// 200 ms); fails once they have gone on for [`DISTURBED_FOR`].
+fn one_more_disturbed(d: &mut Disturbed) {
+    d.runs += 1;
     assert!(
-        *disturbed < 20,
-        "20 runs disturbed: the machine is too busy to measure"
+        d.since.elapsed() < DISTURBED_FOR,
+        "{} runs in {:?} disturbed: the machine is too busy to measure",
+        d.runs,
+        DISTURBED_FOR
     );
+    std::thread::sleep(std::time::Duration::from_millis(
+        u64::from(d.runs.min(20)) * 10,
+    ));
 }
 
 /// The standard deviation of a total of the durations `ns` estimated from a random
@@ -334,12 +360,16 @@ fn object_hooks_allocate_and_free() {
 /// estimate by `TIME_ONE_IN` times its delay when it is the sampled one), plus 25% below (time
 /// measured around a call includes the clock reads here).
 ///
-/// A run in which a call past the first `TIME_FIRST` took over twice the median (the test
-/// thread lost its core to an interrupt, other tests or processes) says nothing about the
-/// estimate and is repeated, up to 20 times: sampled, such a call moves the estimate by
-/// `TIME_ONE_IN` times its excess, a heavy tail that the normal approximation behind σ does
-/// not cover (the check failed so with one call of 15 µs among calls of 1 µs). The upper bound
-/// allows one call of up to twice the median in the sample: 25% over, plus 4σ.
+/// A call that took over twice the median (the test thread lost its core to an interrupt,
+/// other tests or processes) is counted at the median, and its excess bounds what it can add
+/// to the estimate: sampled, `TIME_ONE_IN` times it, a heavy tail that the normal
+/// approximation behind σ does not cover (the check failed so with one call of 15 µs among
+/// calls of 1 µs). So the upper bound is 25% over plus 4σ plus `TIME_ONE_IN` times the
+/// excess (a run with a long excess checks little above: the lower bound still holds); a run
+/// with more than 5% of its calls disturbed says nothing and is repeated, for up to two
+/// minutes. (On this 2-vCPU host there are hours when nearly every run of 400 calls
+/// has one call of 3-150 µs: a rule that repeated every such run failed 20 of 20 and then
+/// two minutes of runs, under Debian's MPICH and Intel MPI alike.)
 ///
 /// The same through the fast entry the preload library's wrappers make ([`wrapped`]).
 #[test]
@@ -381,7 +411,7 @@ fn timed_by_sample(fast: bool) {
     use std::time::{Duration, Instant};
     let t = turn_after_init();
     let s = t.mpit.session().unwrap();
-    let mut disturbed = 0;
+    let mut disturbed = Disturbed::new();
     let r = loop {
         let p = Profiler::new(&s, config(Mode::Region)).unwrap();
         let mut took = Vec::with_capacity(400);
@@ -392,15 +422,30 @@ fn timed_by_sample(fast: bool) {
         }
         let mut sorted = took[TIME_FIRST as usize..].to_vec();
         sorted.sort_unstable();
-        let (median, longest) = (sorted[sorted.len() / 2], sorted[sorted.len() - 1]);
+        let median = sorted[sorted.len() / 2].as_nanos() as f64;
         for _ in 0..20 {
             wrapped(&p, fast, 1, || spin(Duration::from_micros(20)));
         }
         let r = p.finish().unwrap();
-        if longest > 2 * median {
+        // A call over twice the median lost its core (an interrupt, another process): the
+        // calls as they would have run, each such call at the median, and what the others
+        // took beyond it.
+        let ns: Vec<f64> = took.iter().map(|d| d.as_nanos() as f64).collect();
+        let outliers = ns.iter().filter(|&&x| x > 2.0 * median).count();
+        if outliers > ns.len() / 20 {
             one_more_disturbed(&mut disturbed);
             continue;
         }
+        let undisturbed: Vec<f64> = ns
+            .iter()
+            .map(|&x| if x > 2.0 * median { median } else { x })
+            .collect();
+        let excess: f64 = ns
+            .iter()
+            .filter(|&&x| x > 2.0 * median)
+            .map(|&x| x - median)
+            .sum();
+        let total: f64 = undisturbed.iter().sum();
         let (_, send) = node(&r, &["test", "MPI_Send"]);
         assert_eq!(send.calls, 400);
         // TIME_FIRST always, then one in TIME_ONE_IN on average of the other calls: `rest`
@@ -412,13 +457,14 @@ fn timed_by_sample(fast: bool) {
             "fast {fast}: {}",
             send.timed_calls
         );
-        let ns: Vec<f64> = took.iter().map(|d| d.as_nanos() as f64).collect();
-        let total: f64 = ns.iter().sum();
-        let sigma = sampling_sigma(&ns);
+        let sigma = sampling_sigma(&undisturbed);
         let est = send.time_ns as f64;
+        // Sampled, a disturbed call adds TIME_ONE_IN times its excess at most.
+        let upper = 1.25 * total + 4.0 * sigma + f64::from(TIME_ONE_IN) * excess;
         assert!(
-            est <= 1.25 * total + 4.0 * sigma && est >= 0.75 * total - 4.0 * sigma,
-            "fast {fast}: estimate {est} ns, measured around the calls {total} ns, sampling σ {sigma} ns"
+            est <= upper && est >= 0.75 * total - 4.0 * sigma,
+            "fast {fast}: estimate {est} ns, the calls undisturbed {total} ns ({outliers} \
+             disturbed, {excess} ns over the median), sampling σ {sigma} ns"
         );
         break r;
     };
@@ -552,7 +598,7 @@ fn every_call_counted_once_in_its_region() {
 /// they are timed from their first call): one call of 10 ms (the stall), and 200 calls of
 /// 200 µs; then 4,000 calls of 1 µs. The short calls' own spread (timer interrupts: this
 /// host has one over 20 µs in most runs) widens the estimate's tolerance; a run in which one
-/// took over 1 ms (the process descheduled: a phase of its own) is repeated, up to 20 times.
+/// took over 1 ms (the process descheduled: a phase of its own) is repeated, for up to two minutes.
 ///
 /// [`LONG_CALL_NS`]: mpit_prof::LONG_CALL_NS
 #[test]
@@ -565,7 +611,7 @@ fn long_phases_are_timed_and_weighed_apart() {
         (Duration::from_millis(10), 1u64),
         (Duration::from_micros(200), 200),
     ] {
-        let mut disturbed = 0;
+        let mut disturbed = Disturbed::new();
         loop {
             let p = Profiler::new(&s, config(Mode::Region)).unwrap();
             let mut short = Vec::with_capacity(4_100);
