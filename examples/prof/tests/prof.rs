@@ -1568,12 +1568,7 @@ with otf2.reader.open(sys.argv[1]) as trace:
             String::from_utf8_lossy(&run.stderr)
         );
         let anchor = out.join("trace/traces.otf2");
-        let info = Command::new("otf2-print")
-            .arg("-I")
-            .arg(&anchor)
-            .output()
-            .expect("otf2-print");
-        let info = String::from_utf8_lossy(&info.stdout);
+        let info = otf2_print("-I", &anchor);
         let named = info
             .lines()
             .skip_while(|l| !l.contains("MPIT_PROF::CLOCK"))
@@ -1594,12 +1589,7 @@ with otf2.reader.open(sys.argv[1]) as trace:
         }
         // Rank 1 reads rank 0's very clock (one kernel, and the kernel's clocksource on the
         // TSC here): its offsets are 0, not a ping-pong's noise.
-        let offsets = Command::new("otf2-print")
-            .arg("-C")
-            .arg(&anchor)
-            .output()
-            .expect("otf2-print");
-        let offsets = String::from_utf8_lossy(&offsets.stdout);
+        let offsets = otf2_print("-C", &anchor);
         let rank1: Vec<&str> = offsets
             .lines()
             .filter(|l| l.starts_with("CLOCK_OFFSET") && l.contains(" 4294967296 "))
@@ -1667,4 +1657,14 @@ with otf2.reader.open(sys.argv[1]) as trace:
             .count(),
         2
     );
+}
+
+/// `otf2-print OPTION anchor`'s standard output (Debian's otf2-tools).
+fn otf2_print(option: &str, anchor: &Path) -> String {
+    let out = Command::new("otf2-print")
+        .arg(option)
+        .arg(anchor)
+        .output()
+        .expect("otf2-print");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
