@@ -27,10 +27,7 @@ use std::mem::MaybeUninit;
 use std::os::raw::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
-use std::sync::atomic::{
-    AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
-    Ordering::SeqCst, compiler_fence,
-};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 #[cfg(mpit_abi)]
 use crate::abi as mpi_sys;
@@ -47,6 +44,9 @@ use crate::trace::{
     MetricValue, Otf2Sink, Paradigm, RegionRef, RegionRole, Sink, ValueType, Written,
 };
 use crate::wrappers::FUNCTIONS;
+use lock::OwnerLock;
+
+mod lock;
 use crate::{TraceEvents, TracedEvent, TracedKind};
 
 /// A tracer is installed (on the engine's thread).
@@ -60,144 +60,41 @@ pub(crate) fn tracing() -> bool {
 
 /// The tracer, shared by the threads that call MPI: each block of records takes the lock
 /// (never across an MPI call), so one thread at a time writes, each onto its own location.
-///
-/// The lock is `holder`, the id of the thread inside (0: none): taking it uncontended is one
-/// compare-and-swap, and a thread re-entering sees its own id and is turned away instead of
-/// waiting for itself. Until a second thread calls MPI, the thread that started the trace
-/// (`OWNER`, most programs' only one) does without it: it says it is inside by a plain store
-/// to `owner_in` and checks `SHARED`, the flag the first other thread sets; that thread then
-/// makes every thread of the process pass a full memory barrier (`membarrier(2)`'s
-/// `MEMBARRIER_CMD_PRIVATE_EXPEDITED`) and waits for `owner_in` to clear, so that either it
-/// sees the owner inside or the owner sees the flag, and from then on every thread takes
-/// `holder` (the asymmetric fence of liburcu and folly's `asymmetricHeavyBarrier`). The
-/// compare-and-swap is a `lock cmpxchg`, 7 ns here, and a traced call took the lock twice.
-/// A static, not a thread-local: a thread-local of a shared library costs a call per access
-/// (`__tls_get_addr`).
+/// The owner of the lock is the thread that started the trace (its location is `Master
+/// thread`). A static, not a thread-local: a thread-local of a shared library costs a call
+/// per access (`__tls_get_addr`).
 struct TracerCell {
-    holder: AtomicUsize,
-    owner_in: AtomicBool,
+    lock: OwnerLock,
     tracer: RefCell<Option<Tracer>>,
 }
 
-// SAFETY: `tracer` is touched only by the thread that holds `holder`, or by the owner inside
-// its fast path while `SHARED` is clear (`locked`, through which `with`, `start` and `finish`
-// go): one thread at a time. Holders are ordered by the Acquire of the swap and the Release
-// of the unlock; the first other thread orders itself after the owner's fast path by the
-// process-wide barrier and the Acquire load of `owner_in` (the owner clears it with Release),
-// and the owner, once it sees `SHARED`, takes `holder` too.
+// SAFETY: `tracer` is touched only inside `lock` (`locked`, through which `with`, `start`
+// and `finish` go): one thread at a time, ordered by the lock's Acquire and Release.
 unsafe impl Sync for TracerCell {}
 
 static TRACER: TracerCell = TracerCell {
-    holder: AtomicUsize::new(0),
-    owner_in: AtomicBool::new(false),
+    lock: OwnerLock::new(),
     tracer: RefCell::new(None),
 };
-/// The thread that started the trace (`glue::thread_id`), 0 before: its location is
-/// `Master thread`.
-static OWNER: AtomicUsize = AtomicUsize::new(0);
-/// A thread other than `OWNER` has used the tracer, or the process barrier is not available:
-/// every thread takes `holder` (never cleared).
-static SHARED: AtomicBool = AtomicBool::new(false);
 /// Call mode: the variables are read at every call too (the wrappers' test, without the
 /// tracer).
 static CALL_MODE: AtomicBool = AtomicBool::new(false);
-
-/// `membarrier(2)` commands (linux/membarrier.h).
-const MEMBARRIER_CMD_PRIVATE_EXPEDITED: c_int = 1 << 3;
-const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: c_int = 1 << 4;
-
-/// `membarrier(cmd, 0, 0)`: whether it succeeded.
-fn membarrier(cmd: c_int) -> bool {
-    // SAFETY: membarrier takes two integers and a CPU id and touches no memory of ours; an
-    // unknown command fails with EINVAL (Linux 4.3 and later; ENOSYS before).
-    unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0, 0) == 0 }
-}
-
-/// Registers the process for the owner's fast path (at the trace's start); where the kernel
-/// cannot, every thread takes `holder`.
-fn register_fast_path() {
-    if !membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
-        SHARED.store(true, SeqCst);
-    }
-}
-
-/// The first thread other than the owner to use the tracer: every thread takes `holder`
-/// from now on, once the owner is out of its fast path.
-#[cold]
-#[inline(never)]
-fn share() {
-    if SHARED.swap(true, SeqCst) {
-        return;
-    }
-    // Registered at the start (else `SHARED` was set then): the owner's store of
-    // `owner_in` and its load of `SHARED` are ordered by a full barrier now.
-    if !membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) {
-        // Not seen after a successful registration; the owner's next calls see `SHARED`
-        // within its store buffer's drain, far below a scheduler quantum.
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    while TRACER.owner_in.load(Acquire) {
-        std::thread::yield_now();
-    }
-}
 
 /// `f` on the tracer, under its lock, as the calling thread `me` (the lock released however
 /// `f` ends); `None` when `me` holds it already, or before the trace has an owner.
 #[inline(always)]
 fn locked<R>(me: usize, f: impl FnOnce(&mut Option<Tracer>) -> R) -> Option<R> {
-    struct Unlock;
-    impl Drop for Unlock {
-        fn drop(&mut self) {
-            TRACER.holder.store(0, Release);
-        }
-    }
-    struct OwnerOut;
-    impl Drop for OwnerOut {
-        fn drop(&mut self) {
-            TRACER.owner_in.store(false, Release);
-        }
-    }
-    let owner = OWNER.load(Relaxed);
-    if me == owner {
-        if TRACER.owner_in.load(Relaxed) {
-            return None;
-        }
-        TRACER.owner_in.store(true, Relaxed);
-        // The other side's barrier orders this store before the load below.
-        compiler_fence(SeqCst);
-        if !SHARED.load(Relaxed) {
-            let _out = OwnerOut;
-            let mut t = TRACER.tracer.try_borrow_mut().ok()?;
-            return Some(f(&mut t));
-        }
-        TRACER.owner_in.store(false, Release);
-    } else if owner == 0 {
-        // No trace has started: there is no tracer to use.
-        return None;
-    } else if !SHARED.load(Acquire) {
-        share();
-    }
-    if TRACER.holder.load(Relaxed) == me {
-        return None;
-    }
-    while TRACER
-        .holder
-        .compare_exchange_weak(0, me, Acquire, Relaxed)
-        .is_err()
-    {
-        // Another thread writes its records (a few hundred instructions): let it run.
-        std::thread::yield_now();
-    }
-    let _unlock = Unlock;
-    let mut t = TRACER.tracer.try_borrow_mut().ok()?;
-    Some(f(&mut t))
+    TRACER.lock.with(me, || {
+        let mut t = TRACER.tracer.try_borrow_mut().ok()?;
+        Some(f(&mut t))
+    })?
 }
 
 /// Whether the calling thread's calls are recorded now: another thread's always, the
 /// engine's thread's while the engine may be entered (not the tool's own calls).
 #[inline(always)]
 fn recorded_here() -> bool {
-    glue::open_here() || glue::thread_id() != OWNER.load(Relaxed)
+    glue::open_here() || glue::thread_id() != TRACER.lock.owner()
 }
 
 /// One thread's place in the trace while another writes.
@@ -2097,8 +1994,7 @@ pub(crate) fn start(
         fresh: false,
         end: None,
     };
-    register_fast_path();
-    OWNER.store(me, Release);
+    TRACER.lock.set_owner(me);
     CALL_MODE.store(call_mode, Relaxed);
     match locked(me, |c| *c = Some(tracer)) {
         Some(()) => {}
@@ -2259,6 +2155,9 @@ fn clock_offset(comm: MPI_Comm, rank: c_int, size: c_int) -> (u64, i64, f64) {
         }
         return (now(), 0, 0.0);
     }
+    // The offsets every round allows: rank 0 read `t0` before this rank's `mine` and `t1`
+    // after it, so the true offset lies in `[t0 - mine, t1 - mine]` however late a message.
+    let (mut lowest, mut highest) = (i64::MIN, i64::MAX);
     for _ in 0..ROUNDS {
         let _ = recv(0);
         let mine = now();
@@ -2268,13 +2167,29 @@ fn clock_offset(comm: MPI_Comm, rank: c_int, size: c_int) -> (u64, i64, f64) {
         if rtt < best.2 {
             best = (mine, offset_to_rank0(t0, t1, mine), rtt / 2.0);
         }
+        lowest = lowest.max(offset_to_rank0(t0, t0, mine));
+        highest = highest.min(offset_to_rank0(t1, t1, mine));
     }
-    best
+    agreed_offset(best, lowest, highest)
+}
+
+/// The offset to write from the round with the least delay, `best`, and the range of offsets
+/// that every round allows: 0 where that range holds it, as for a rank whose clock is rank
+/// 0's (the time stamp counter of CPUs kept in step, on a kernel not clocked by it). The
+/// round's middle is as good an estimate as any other point of the range, but a noisy one:
+/// where the offsets at the start and at the end differ by noise, OTF2's interpolation
+/// between them stretches the rank's times.
+fn agreed_offset(best: (u64, i64, f64), lowest: i64, highest: i64) -> (u64, i64, f64) {
+    if lowest <= 0 && 0 <= highest {
+        (best.0, 0, best.2)
+    } else {
+        best
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::offset_to_rank0;
+    use super::{agreed_offset, offset_to_rank0};
 
     /// A rank whose clock is 4,000 ticks ahead of rank 0's, read at the middle of rank 0's
     /// round trip, gets the offset that brings its times back: `t + offset` is rank 0's time.
@@ -2288,5 +2203,19 @@ mod tests {
         // Behind by 7, and odd ends of the round trip.
         assert_eq!(offset_to_rank0(11, 20, 8), 7);
         assert_eq!(offset_to_rank0(u64::MAX - 1, u64::MAX, u64::MAX), -1);
+    }
+
+    /// A clock that the rounds cannot tell from rank 0's gets 0; one outside their range
+    /// keeps the best round's offset.
+    #[test]
+    fn clocks_that_agree_get_offset_0() {
+        let best = (5_000, -37, 60.0);
+        assert_eq!(agreed_offset(best, -80, 40), (5_000, 0, 60.0));
+        assert_eq!(agreed_offset(best, 0, 0), (5_000, 0, 60.0));
+        assert_eq!(agreed_offset(best, -80, -1), best);
+        assert_eq!(
+            agreed_offset((9, 4_000, 2.0), 3_990, 4_010),
+            (9, 4_000, 2.0)
+        );
     }
 }
