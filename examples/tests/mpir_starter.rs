@@ -364,7 +364,9 @@ mod launch_model {
     #[test]
     fn mpir_attach_acquires_the_rust_starter() {
         let mut argv = vec!["--trace".to_owned(), "--".to_owned()];
-        argv.extend(starter_argv(&["-n", "3", "--abort-after", "200"], "30"));
+        // The abort comes late enough for every child to have printed its row on a loaded
+        // host (at 200 ms, rank 0's shell was once killed before its `echo`).
+        argv.extend(starter_argv(&["-n", "3", "--abort-after", "2000"], "30"));
         let out = Command::new(TOOL).args(&argv).output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -390,7 +392,7 @@ mod launch_model {
         );
         assert!(stderr.contains("mpir-attach: MPIR event MPIR_DEBUG_ABORTING"));
         assert!(stderr.contains(
-            "mpir-attach: abort string: mpir-starter: job aborted after 200 ms (--abort-after)"
+            "mpir-attach: abort string: mpir-starter: job aborted after 2000 ms (--abort-after)"
         ));
     }
 }

@@ -2,7 +2,31 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
+
+/// A fresh path beside `exe` for a compiler to write, for [`put_in_place`] to rename to
+/// `exe` once it has succeeded. Tests of one binary run at once and several build the same
+/// program: compiled in place, one test's `mpiexec` could exec the file while another's
+/// linker rewrites it ("could not access or execute", seen on Open MPI 4.1); renamed, every
+/// exec sees the old file or the new one, whole.
+pub fn staging_path(exe: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = exe
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy());
+    exe.with_file_name(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, Relaxed)
+    ))
+}
+
+/// Renames the compiled `staged` ([`staging_path`]) to `exe`, atomically.
+pub fn put_in_place(staged: &Path, exe: &Path) {
+    std::fs::rename(staged, exe)
+        .unwrap_or_else(|e| panic!("rename {} to {}: {e}", staged.display(), exe.display()));
+}
 
 /// The C compiler command of the build, as words: `native`, mpit-sys's `mpicc` (pass
 /// `env!("MPIT_SYS_MPICC")`, which mpit-sys's build script sets for its own crates only; empty
@@ -43,15 +67,17 @@ pub fn mpicc() -> Command {
 }
 
 /// Compiles the C program `src` with the selected `mpicc -O1 -g` into `exe` (under the test's
-/// `CARGO_TARGET_TMPDIR`, which only the test crate sees); panics with the compiler's output
+/// `CARGO_TARGET_TMPDIR`, which only the test crate sees; replaced whole, [`staging_path`]); panics with the compiler's output
 /// if it fails.
 pub fn build_c(src: &Path, exe: &Path) -> PathBuf {
     let mut cc = mpicc();
+    let staged = staging_path(exe);
     cc.args(["-O1", "-g", "-Wall", "-Wextra", "-o"])
-        .arg(exe)
+        .arg(&staged)
         .arg(src);
     let out = crate::process::run(cc, Duration::from_secs(120));
     crate::process::show(&out);
     assert!(out.status.success(), "compiling {} failed", src.display());
+    put_in_place(&staged, exe);
     exe.to_owned()
 }

@@ -22,7 +22,7 @@ pub fn skip(test: &str) {
 }
 
 /// Compiles the C program `src` with `mpicc.openmpi -O1` into `dir/name` (`dir` under the
-/// test's `CARGO_TARGET_TMPDIR`, created); `None` without Open MPI 4.1; panics with the
+/// test's `CARGO_TARGET_TMPDIR`, created; replaced whole, [`crate::cc::staging_path`]); `None` without Open MPI 4.1; panics with the
 /// compiler's output if it fails.
 pub fn build(src: &Path, dir: &Path, name: &str) -> Option<PathBuf> {
     if !installed() {
@@ -30,10 +30,11 @@ pub fn build(src: &Path, dir: &Path, name: &str) -> Option<PathBuf> {
     }
     std::fs::create_dir_all(dir).expect("create the test's directory");
     let exe = dir.join(name);
+    let staged = crate::cc::staging_path(&exe);
     let out = Command::new("mpicc.openmpi")
         .env_remove("LD_LIBRARY_PATH")
         .args(["-O1", "-o"])
-        .arg(&exe)
+        .arg(&staged)
         .arg(src)
         .output()
         .expect("run mpicc.openmpi");
@@ -43,6 +44,7 @@ pub fn build(src: &Path, dir: &Path, name: &str) -> Option<PathBuf> {
         src.display(),
         String::from_utf8_lossy(&out.stderr)
     );
+    crate::cc::put_in_place(&staged, &exe);
     Some(exe.canonicalize().expect("the built program"))
 }
 

@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use mpit_prof::model::{Kind, MetricData, RankProfile};
+use mpit_test_support::cc::{put_in_place, staging_path};
 
 const LAUNCHER: &str = env!("CARGO_BIN_EXE_mpit-prof");
 const RANKS: usize = 4;
@@ -44,6 +45,7 @@ fn is_open_mpi() -> bool {
 fn compile_with(cc: &str, name: &str, out: &str, extra: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     let exe = dir().join(out);
+    let staged = staging_path(&exe);
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
     let mut words = cc.split_whitespace();
     let o = Command::new(words.next().unwrap_or(cc))
@@ -52,7 +54,7 @@ fn compile_with(cc: &str, name: &str, out: &str, extra: &[&str]) -> PathBuf {
         .args(extra)
         .arg(&src)
         .arg("-o")
-        .arg(&exe)
+        .arg(&staged)
         .output()
         .unwrap_or_else(|e| panic!("{cc}: {e}"));
     assert!(
@@ -61,6 +63,7 @@ fn compile_with(cc: &str, name: &str, out: &str, extra: &[&str]) -> PathBuf {
         src.display(),
         String::from_utf8_lossy(&o.stderr)
     );
+    put_in_place(&staged, &exe);
     exe
 }
 
