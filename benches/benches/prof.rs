@@ -57,8 +57,10 @@
 //! `--mode region` in the paired mode, `PROF_BENCH_PAIRED_RUNS` processes each, interleaved:
 //! trace / direct = (D + E_trace) / D (targets: ≤ 1.25 at 0 B and 1 KiB, ≤ 1.02 at 1 MiB) and
 //! trace / region, each with its 90% interval over processes; and the trace's size, the event
-//! files' bytes over the MPI_Send/MPI_Recv pairs recorded (their MpiSend records, read back
-//! with `mpit-prof report --trace`; target ≤ 48 bytes a pair with its message records); then
+//! files' bytes over the MPI calls recorded (their `Enter` records, read back with
+//! `mpit-prof report --trace`; target ≤ 48 bytes a call on average, a ping-pong's calls being
+//! MPI_Send/MPI_Recv pairs with their message records) and over the pairs (their `MpiSend`
+//! records); then
 //! single calls on one rank (`benches/c/calls.c`: `MPI_Comm_rank`, `MPI_Sendrecv` to itself)
 //! under both, the direct `PMPI_` calls beside the tool's in each process.
 //!
@@ -103,7 +105,8 @@ const CALL_TARGET: f64 = 1.10;
 /// Trace mode against the direct path per size: at most 1.25× a 0-byte (and a 1 KiB) round
 /// trip, 1.02× at 1 MiB.
 const TRACE_TARGET: [f64; 3] = [1.25, 1.25, 1.02];
-/// Bytes of trace per MPI_Send/MPI_Recv pair with its message records, on average.
+/// Bytes of trace per MPI call on average, over the MPI_Send/MPI_Recv pairs of a ping-pong
+/// with their message records.
 const TRACE_BYTES_TARGET: f64 = 48.0;
 /// Target ratio of a whole run under region mode to the bare run.
 const WHOLE_TARGET: f64 = 1.03;
@@ -1054,8 +1057,9 @@ fn paired(bench: &Bench, label: &str, md: &mut String) -> Value {
 /// paired mode (as [`paired`]: block pairs of the direct path and the tool in one process),
 /// `PROF_BENCH_PAIRED_RUNS` processes each, interleaved. Trace / direct = (D + trace) / D and
 /// trace / region = (D + trace) / (D + region) per size, with 90% intervals over processes;
-/// and the trace's bytes per MPI_Send/MPI_Recv pair: the event files' size over the pairs the
-/// trace recorded (its MpiSend records, read back by `mpit-prof report --trace`).
+/// and the trace's size: the event files' bytes over the MPI calls the trace recorded (its
+/// `Enter` records) and over its MPI_Send/MPI_Recv pairs (its `MpiSend` records), read back by
+/// `mpit-prof report --trace`.
 fn trace(bench: &Bench, label: &str, md: &mut String) -> Value {
     let Some(prof) = &bench.prof else {
         let _ = writeln!(md, "\n**Trace**: mpit-prof was not built: not run.");
@@ -1067,7 +1071,7 @@ fn trace(bench: &Bench, label: &str, md: &mut String) -> Value {
     let configs = [Config::Region, Config::Trace];
     let mut direct_us = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
     let mut extra_us = vec![vec![Vec::new(); SIZES.len()]; configs.len()];
-    let mut bytes_per_pair = Vec::new();
+    let (mut bytes_per_call, mut bytes_per_pair) = (Vec::new(), Vec::new());
     for run in 0..runs {
         for k in 0..configs.len() {
             let i = (run + k) % configs.len();
@@ -1087,7 +1091,9 @@ fn trace(bench: &Bench, label: &str, md: &mut String) -> Value {
                 extra_us[i][s].push(extra);
             }
             if configs[i] == Config::Trace {
-                bytes_per_pair.push(trace_bytes(bench, prof));
+                let (call, pair) = trace_bytes(bench, prof);
+                bytes_per_call.push(call);
+                bytes_per_pair.push(pair);
             }
         }
         eprint!("\rtrace run {}/{runs}", run + 1);
@@ -1166,14 +1172,15 @@ fn trace(bench: &Bench, label: &str, md: &mut String) -> Value {
             "trace_over_region": {"ratio": over_r, "interval90": over_r_i},
         }));
     }
-    let b = median(&mut bytes_per_pair.clone());
+    let b = median(&mut bytes_per_call.clone());
+    let pair = median(&mut bytes_per_pair.clone());
     let _ = writeln!(
         md,
-        "\nTrace size: {b:.1} bytes per MPI_Send/MPI_Recv pair with its records (median over \
-         {} processes; Enter, MpiSend, Leave, Enter, MpiRecv, Leave per pair; target ≤ \
-         {TRACE_BYTES_TARGET}: {}). {runs} processes per tool interleaved, {blocks} block pairs \
-         of ~{seconds} s per size in each.",
-        bytes_per_pair.len(),
+        "\nTrace size: {b:.1} bytes per MPI call, {pair:.1} per MPI_Send/MPI_Recv pair with its \
+         records (medians over {} processes; Enter, MpiSend, Leave, Enter, MpiRecv, Leave per \
+         pair; target ≤ {TRACE_BYTES_TARGET} a call: {}). {runs} processes per tool \
+         interleaved, {blocks} block pairs of ~{seconds} s per size in each.",
+        bytes_per_call.len(),
         if b <= TRACE_BYTES_TARGET {
             "ok"
         } else {
@@ -1182,19 +1189,20 @@ fn trace(bench: &Bench, label: &str, md: &mut String) -> Value {
     );
     mpit_benches::record(&mpit_benches::Row {
         bench: "prof",
-        op: "trace_bytes_per_send_recv_pair",
+        op: "trace_bytes_per_mpi_call",
         unit: "bytes",
         raw: TRACE_BYTES_TARGET,
         safe: b,
         ratio: b / TRACE_BYTES_TARGET,
         ratio_of_mins: None,
-        rounds: bytes_per_pair.len(),
+        rounds: bytes_per_call.len(),
         target: Some(1.0),
-        note: "the trace's event files over the MPI_Send/MPI_Recv pairs it recorded, against 48 B",
+        note: "the trace's event files over the MPI calls it recorded, against 48 B",
     });
     let calls = trace_calls(bench, prof, runs, label, md);
     json!({"processes": runs, "blocks": blocks, "sizes": rows,
-           "bytes_per_send_recv_pair": b, "bytes_per_pair_runs": bytes_per_pair,
+           "bytes_per_mpi_call": b, "bytes_per_call_runs": bytes_per_call,
+           "bytes_per_send_recv_pair": pair, "bytes_per_pair_runs": bytes_per_pair,
            "calls": calls})
 }
 
@@ -1275,7 +1283,6 @@ fn trace_calls(bench: &Bench, prof: &Path, runs: usize, label: &str, md: &mut St
     json!(rows)
 }
 
-/// The last trace run's event files' bytes over the MpiSend records in it (both ranks).
 /// Where the trace part's traced runs write their trace.
 fn trace_dir(bench: &Bench) -> PathBuf {
     bench
@@ -1284,7 +1291,9 @@ fn trace_dir(bench: &Bench) -> PathBuf {
         .join("trace")
 }
 
-fn trace_bytes(bench: &Bench, prof: &Path) -> f64 {
+/// The last trace run's event files' bytes (both ranks) over the MPI calls in it (its
+/// `Enter` records) and over its MpiSend records.
+fn trace_bytes(bench: &Bench, prof: &Path) -> (f64, f64) {
     let dir = trace_dir(bench);
     let events: u64 = std::fs::read_dir(dir.join("traces"))
         .unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())))
@@ -1301,17 +1310,21 @@ fn trace_bytes(bench: &Bench, prof: &Path) -> f64 {
         "mpit-prof report --trace",
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    let sends: u64 = text
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            (w.next() == Some("MpiSend")).then(|| w.next()?.parse::<u64>().ok())?
-        })
-        .sum();
-    if sends == 0 {
-        fail(format!("no MpiSend record in the trace:\n{text}"));
+    let records = |kind: &str| -> u64 {
+        text.lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                (w.next() == Some(kind)).then(|| w.next()?.parse::<u64>().ok())?
+            })
+            .sum()
+    };
+    let (calls, sends) = (records("Enter"), records("MpiSend"));
+    if sends == 0 || calls < 2 * sends {
+        fail(format!(
+            "{calls} Enter and {sends} MpiSend records in the trace, expected a ping-pong's:\n{text}"
+        ));
     }
-    events as f64 / sends as f64
+    (events as f64 / calls as f64, events as f64 / sends as f64)
 }
 
 /// Checks the profile of the last ping-pong run under `config` (its `ranks.json`): both ranks
