@@ -481,6 +481,7 @@ fn create(settings: &Settings) -> mpit_safe::Result<Engine> {
             // A trace records every event instance.
             events: settings.events || settings.trace,
             trace_events: if settings.trace { TRACE_EVENTS } else { 0 },
+            ..Config::default()
         },
     )
 }

@@ -1525,8 +1525,9 @@ fn a_second_trace_replaces_the_first() {
 }
 
 /// The trace's clock gives the program's time back: `tests/c/sleep_between.c` (2 ranks)
-/// prints, per rank, the `PMPI_Wtime` seconds between each of three barriers' return and the
-/// next barrier's call (100 ms apart), and the trace's `Leave` of the one and `Enter` of the
+/// prints, per rank, the `CLOCK_MONOTONIC` seconds between each of three barriers' return and
+/// the next barrier's call (100 ms apart; not MPICH's `MPI_Wtime`, `CLOCK_REALTIME`, which
+/// setting the system's time moves), and the trace's `Leave` of the one and `Enter` of the
 /// other are as far apart in seconds by its timer resolution (never shorter, and the
 /// closest of the three within 0.1% and 1 ms), on the default clock (the time stamp counter
 /// where `/proc/cpuinfo` says it is invariant, its rate measured over the run) and on

@@ -7,11 +7,9 @@ use std::time::Instant;
 
 use mpit_safe::raw;
 
-use super::calls::LONG_CALL_NS;
-
 pub(super) struct Clock {
     kind: ClockKind,
-    /// [`LONG_CALL_NS`] in ticks.
+    /// [`Config::long_call_ns`](super::Config::long_call_ns) in ticks.
     pub(super) long_call: u64,
 }
 
@@ -25,7 +23,9 @@ enum ClockKind {
 }
 
 impl Clock {
-    pub(super) fn new() -> Clock {
+    /// The clock, with `long_call_ns` ([`LONG_CALL_NS`](super::LONG_CALL_NS) by default) in its ticks (saturated:
+    /// `f64::INFINITY` is `u64::MAX`).
+    pub(super) fn new(long_call_ns: f64) -> Clock {
         #[cfg(target_arch = "x86_64")]
         if invariant_tsc() {
             // A rough rate for the long-call threshold (the report calibrates over the run).
@@ -38,12 +38,12 @@ impl Clock {
                     t0: raw::tsc(),
                     i0: Instant::now(),
                 },
-                long_call: (LONG_CALL_NS * per_ns.max(0.1)) as u64,
+                long_call: (long_call_ns * per_ns.max(0.1)) as u64,
             };
         }
         Clock {
             kind: ClockKind::Monotonic(Instant::now()),
-            long_call: LONG_CALL_NS as u64,
+            long_call: long_call_ns as u64,
         }
     }
 

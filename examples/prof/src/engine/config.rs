@@ -11,6 +11,7 @@ use mpit_safe::{Error, PvarClass, PvarInfo, Result, Verbosity};
 // Named in the documentation.
 #[cfg(doc)]
 use super::Profiler;
+use super::calls::LONG_CALL_NS;
 
 /// When performance variables are read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -109,6 +110,12 @@ pub struct Config {
     /// timestamp and data) and dropped-event reports for a trace to drain
     /// ([`Profiler::trace_events`](crate::Profiler::trace_events)); 0: none.
     pub trace_events: usize,
+    /// In [`Mode::Call`], the average duration in nanoseconds from which every call of a
+    /// function is timed ([`LONG_CALL_NS`] by default; shorter
+    /// calls are timed one in [`TIME_ONE_IN`](crate::TIME_ONE_IN) and take the
+    /// sampled path). `f64::INFINITY`: no function is timed for its length, as on a network
+    /// whose messages take longer than the default.
+    pub long_call_ns: f64,
 }
 
 impl Default for Config {
@@ -120,6 +127,7 @@ impl Default for Config {
             root: "main".into(),
             events: false,
             trace_events: 0,
+            long_call_ns: LONG_CALL_NS,
         }
     }
 }

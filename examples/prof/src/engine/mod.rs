@@ -224,7 +224,7 @@ impl<'s, L: Level> Profiler<'s, L> {
     pub fn new(session: &'s Session<'_, L>, config: Config) -> Result<Profiler<'s, L>> {
         // A session borrowed for 's from a token that lives at least as long.
         let session: &'s Session<'s, L> = session;
-        let clock = Clock::new();
+        let clock = Clock::new(config.long_call_ns);
         let root = Node {
             parent: NONE,
             name: config.root.into_boxed_str(),
