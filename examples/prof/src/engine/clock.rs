@@ -23,8 +23,8 @@ enum ClockKind {
 }
 
 impl Clock {
-    /// The clock, with `long_call_ns` ([`LONG_CALL_NS`](super::LONG_CALL_NS) by default) in its ticks (saturated:
-    /// `f64::INFINITY` is `u64::MAX`).
+    /// The clock, with `long_call_ns` in its ticks (Rust's `as` saturates: `f64::INFINITY` is
+    /// `u64::MAX`, a negative or NaN value 0).
     pub(super) fn new(long_call_ns: f64) -> Clock {
         #[cfg(target_arch = "x86_64")]
         if invariant_tsc() {

@@ -111,10 +111,10 @@ pub struct Config {
     /// ([`Profiler::trace_events`](crate::Profiler::trace_events)); 0: none.
     pub trace_events: usize,
     /// In [`Mode::Call`], the average duration in nanoseconds from which every call of a
-    /// function is timed ([`LONG_CALL_NS`] by default; shorter
-    /// calls are timed one in [`TIME_ONE_IN`](crate::TIME_ONE_IN) and take the
-    /// sampled path). `f64::INFINITY`: no function is timed for its length, as on a network
-    /// whose messages take longer than the default.
+    /// function is timed ([`LONG_CALL_NS`] by default; shorter calls are timed one in
+    /// [`TIME_ONE_IN`](crate::TIME_ONE_IN) and take the sampled path). `f64::INFINITY`: no
+    /// function is timed for its length, as on a network whose messages take longer than the
+    /// default; 0, a negative value or NaN: every call is timed.
     pub long_call_ns: f64,
 }
 
